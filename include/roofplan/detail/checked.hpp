@@ -1,0 +1,97 @@
+// roofplan/detail/checked.hpp — overflow-checked integer arithmetic and constexpr-friendly error text.
+// Everything here works in constant evaluation; a failed check throws, which at compile time makes the
+// enclosing constant expression ill-formed (so an invalid zoo model does not compile).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace roofplan {
+
+/// The exception roofplan throws for invalid descriptors, shapes, ids and options.  The message says what
+/// was wrong and what is accepted.
+class invalid_argument : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+namespace detail {
+
+using i64 = std::int64_t;
+
+constexpr std::string to_text(i64 value) {
+    if (value == 0) return "0";
+    const bool negative = value < 0;
+    // Work in unsigned to handle the minimum value.
+    std::uint64_t magnitude = negative ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
+    std::string digits;
+    while (magnitude != 0) {
+        digits.insert(digits.begin(), static_cast<char>('0' + magnitude % 10));
+        magnitude /= 10;
+    }
+    if (negative) digits.insert(digits.begin(), '-');
+    return digits;
+}
+
+constexpr std::string to_text(std::string_view text) { return std::string(text); }
+constexpr std::string to_text(const char* text) { return std::string(text); }
+constexpr std::string to_text(const std::string& text) { return text; }
+constexpr std::string to_text(int value) { return to_text(static_cast<i64>(value)); }
+
+/// Concatenates strings and integers: cat("layer", 3, ".conv") == "layer3.conv".
+template <class... Parts>
+constexpr std::string cat(const Parts&... parts) {
+    std::string out;
+    ((out += to_text(parts)), ...);
+    return out;
+}
+
+/// Throws roofplan::invalid_argument with the concatenated message.
+template <class... Parts>
+[[noreturn]] constexpr void fail(const Parts&... parts) {
+    throw roofplan::invalid_argument(cat(parts...));
+}
+
+/// a * b for non-negative operands, or an error naming what overflowed.
+constexpr i64 mul(i64 a, i64 b, std::string_view what = "count") {
+    if (a < 0 || b < 0) fail("internal error: negative operand in ", what);
+    if (a != 0 && b > std::numeric_limits<i64>::max() / a)
+        fail(what, " overflows 64 bits (", a, " x ", b, "); the shape is too large to count");
+    return a * b;
+}
+
+template <class... Rest>
+constexpr i64 mul(i64 a, i64 b, i64 c, Rest... rest) {
+    if constexpr (sizeof...(rest) == 0) {
+        return mul(mul(a, b), c);
+    } else {
+        return mul(mul(a, b), c, rest...);
+    }
+}
+
+constexpr i64 add(i64 a, i64 b, std::string_view what = "count") {
+    if (a < 0 || b < 0) fail("internal error: negative operand in ", what);
+    if (b > std::numeric_limits<i64>::max() - a)
+        fail(what, " overflows 64 bits (", a, " + ", b, "); the shape is too large to count");
+    return a + b;
+}
+
+/// Requires value >= 1; `layer` and `field` name the offending option in the message.
+constexpr void require_positive(i64 value, std::string_view layer, std::string_view field) {
+    if (value < 1) fail(layer, ": ", field, " must be a positive integer, got ", value);
+}
+
+constexpr void require_non_negative(i64 value, std::string_view layer, std::string_view field) {
+    if (value < 0) fail(layer, ": ", field, " must be >= 0, got ", value);
+}
+
+/// Batch sizes are validated at every entry point that takes one.
+constexpr void require_batch(i64 batch) {
+    if (batch < 1) fail("batch must be a positive integer, got ", batch);
+}
+
+}  // namespace detail
+}  // namespace roofplan

@@ -1,0 +1,51 @@
+// roofplan/precision.hpp — numeric precision modes and their storage widths.
+#pragma once
+
+#include <roofplan/detail/checked.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace roofplan {
+
+/// Precision modes (SPEC §5).  amp-* is mixed precision: FP16/BF16 activations and math, FP32 master weights.
+enum class Precision { fp32, tf32, amp_fp16, amp_bf16, int8 };
+
+inline constexpr std::array<Precision, 5> all_precisions{Precision::fp32, Precision::tf32, Precision::amp_fp16,
+                                                         Precision::amp_bf16, Precision::int8};
+
+constexpr std::string_view to_string(Precision p) {
+    switch (p) {
+        case Precision::fp32: return "fp32";
+        case Precision::tf32: return "tf32";
+        case Precision::amp_fp16: return "amp-fp16";
+        case Precision::amp_bf16: return "amp-bf16";
+        case Precision::int8: return "int8";
+    }
+    return "unknown";
+}
+
+/// Parses "fp32", "tf32", "amp-fp16", "amp-bf16", "int8" (also "fp16"/"bf16" as the AMP modes).
+constexpr Precision parse_precision(std::string_view name) {
+    for (Precision p : all_precisions)
+        if (to_string(p) == name) return p;
+    if (name == "fp16" || name == "amp_fp16") return Precision::amp_fp16;
+    if (name == "bf16" || name == "amp_bf16") return Precision::amp_bf16;
+    detail::fail("unknown precision '", name, "'; accepted: fp32, tf32, amp-fp16, amp-bf16, int8");
+}
+
+/// Bytes per activation (and per weight as the math reads it) in this mode.  TF32 stores FP32; AMP keeps
+/// FP32 master weights but the kernels read FP16/BF16 copies; INT8 inference reads and writes 8-bit tensors.
+constexpr std::int64_t element_bytes(Precision p) {
+    switch (p) {
+        case Precision::fp32:
+        case Precision::tf32: return 4;
+        case Precision::amp_fp16:
+        case Precision::amp_bf16: return 2;
+        case Precision::int8: return 1;
+    }
+    return 4;
+}
+
+}  // namespace roofplan
