@@ -46,6 +46,17 @@ struct PassCost {
     GemmShape gemm{};
 
     [[nodiscard]] constexpr flop_count flops() const { return units::to_flops(macs) + vector_flops; }
+
+    /// Sums costs (the GEMM shape, which does not add up, is left as it was).
+    constexpr PassCost& operator+=(const PassCost& other) {
+        macs += other.macs;
+        vector_flops += other.vector_flops;
+        weight_elements_read += other.weight_elements_read;
+        activation_elements_read += other.activation_elements_read;
+        activation_elements_written += other.activation_elements_written;
+        gradient_elements_written += other.gradient_elements_written;
+        return *this;
+    }
 };
 
 /// One work item: a pass of a layer over a batch at a precision, in bytes and operations.

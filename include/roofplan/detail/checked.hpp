@@ -55,12 +55,23 @@ template <class... Parts>
     throw roofplan::invalid_argument(cat(parts...));
 }
 
+/// Out-of-line error path of the checked operations (keeps the hot path small).
+[[noreturn]] constexpr void overflow(std::string_view what, i64 a, i64 b, char op) {
+    if (a < 0 || b < 0) fail("internal error: negative operand in ", what);
+    fail(what, " overflows 64 bits (", a, op == '*' ? " x " : " + ", b, "); the shape is too large to count");
+}
+
 /// a * b for non-negative operands, or an error naming what overflowed.
 constexpr i64 mul(i64 a, i64 b, std::string_view what = "count") {
-    if (a < 0 || b < 0) fail("internal error: negative operand in ", what);
-    if (a != 0 && b > std::numeric_limits<i64>::max() / a)
-        fail(what, " overflows 64 bits (", a, " x ", b, "); the shape is too large to count");
-    return a * b;
+    i64 product = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    if (__builtin_mul_overflow(a, b, &product) || (a | b) < 0) [[unlikely]]
+        overflow(what, a, b, '*');
+#else
+    if (a < 0 || b < 0 || (a != 0 && b > std::numeric_limits<i64>::max() / a)) overflow(what, a, b, '*');
+    product = a * b;
+#endif
+    return product;
 }
 
 template <class... Rest>
@@ -73,10 +84,15 @@ constexpr i64 mul(i64 a, i64 b, i64 c, Rest... rest) {
 }
 
 constexpr i64 add(i64 a, i64 b, std::string_view what = "count") {
-    if (a < 0 || b < 0) fail("internal error: negative operand in ", what);
-    if (b > std::numeric_limits<i64>::max() - a)
-        fail(what, " overflows 64 bits (", a, " + ", b, "); the shape is too large to count");
-    return a + b;
+    i64 sum = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    if (__builtin_add_overflow(a, b, &sum) || (a | b) < 0) [[unlikely]]
+        overflow(what, a, b, '+');
+#else
+    if (a < 0 || b < 0 || b > std::numeric_limits<i64>::max() - a) overflow(what, a, b, '+');
+    sum = a + b;
+#endif
+    return sum;
 }
 
 /// Requires value >= 1; `layer` and `field` name the offending option in the message.

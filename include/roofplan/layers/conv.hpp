@@ -61,6 +61,8 @@ public:
         weights_ = detail::mul(c_.out_channels, kernel_volume_, "conv2d weights");
         out_pixels_ = detail::mul(out_h_, out_w_, "conv2d output");
         macs_per_instance_ = detail::mul(out_pixels_, weights_, "conv2d MACs");
+        in_elements_ = detail::mul(c_.in_channels, c_.in_height, c_.in_width);
+        out_elements_ = detail::mul(out_pixels_, c_.out_channels);
     }
 
     [[nodiscard]] constexpr const Config& config() const { return c_; }
@@ -78,10 +80,10 @@ public:
         roofplan::detail::require_batch(batch);
         PassCost p;
         p.macs = units::macs(detail::mul(batch, macs_per_instance_, "conv2d MACs"));
-        const std::int64_t outputs = detail::mul(batch, out_pixels_, c_.out_channels);
+        const std::int64_t outputs = detail::mul(batch, out_elements_);
         p.vector_flops = units::flops(c_.bias ? outputs : 0);
         p.weight_elements_read = params();
-        p.activation_elements_read = detail::mul(batch, input_shape().elements());
+        p.activation_elements_read = detail::mul(batch, in_elements_);
         p.activation_elements_written = outputs;
         p.gemm = {detail::mul(batch, out_pixels_), c_.out_channels / c_.groups, kernel_volume_, c_.groups};
         return p;
@@ -92,8 +94,8 @@ public:
         PassCost p;
         p.macs = units::macs(detail::mul(batch, macs_per_instance_, "conv2d MACs"));
         p.weight_elements_read = weights_;
-        p.activation_elements_read = detail::mul(batch, out_pixels_, c_.out_channels);
-        p.activation_elements_written = detail::mul(batch, input_shape().elements());
+        p.activation_elements_read = detail::mul(batch, out_elements_);
+        p.activation_elements_written = detail::mul(batch, in_elements_);
         p.gemm = {detail::mul(batch, c_.in_height, c_.in_width), c_.in_channels / c_.groups,
                   detail::mul(c_.out_channels / c_.groups, c_.kernel.h, c_.kernel.w), c_.groups};
         return p;
@@ -103,9 +105,9 @@ public:
         roofplan::detail::require_batch(batch);
         PassCost p;
         p.macs = units::macs(detail::mul(batch, macs_per_instance_, "conv2d MACs"));
-        const std::int64_t outputs = detail::mul(batch, out_pixels_, c_.out_channels);
+        const std::int64_t outputs = detail::mul(batch, out_elements_);
         p.vector_flops = units::flops(c_.bias ? outputs : 0);
-        p.activation_elements_read = detail::mul(batch, input_shape().elements()) + outputs;
+        p.activation_elements_read = detail::mul(batch, in_elements_) + outputs;
         p.gradient_elements_written = params();
         p.gemm = {c_.out_channels / c_.groups, kernel_volume_, detail::mul(batch, out_pixels_), c_.groups};
         return p;
@@ -119,6 +121,8 @@ private:
     std::int64_t weights_ = 0;
     std::int64_t out_pixels_ = 0;
     std::int64_t macs_per_instance_ = 0;
+    std::int64_t in_elements_ = 0;
+    std::int64_t out_elements_ = 0;
 };
 
 }  // namespace roofplan::layers

@@ -105,10 +105,22 @@ public:
         }
         return total;
     }
-    /// Forward, backward-data and backward-weight work of one training step.
+    /// Forward, backward-data and backward-weight work of one training step (one pass over the layers).
     [[nodiscard]] constexpr StepWork training_work(std::int64_t batch, Precision precision) const {
-        return {pass_work(Pass::forward, batch, precision), pass_work(Pass::backward_data, batch, precision),
-                pass_work(Pass::backward_weight, batch, precision)};
+        detail::require_batch(batch);
+        PassCost forward{}, backward_data{}, backward_weight{};
+        for (const Node& n : nodes_) {
+            const std::int64_t b = n.repeat == 1 ? batch : detail::mul(batch, n.repeat, "batch");
+            std::visit(
+                [&](const auto& layer) {
+                    forward += layer.forward(b);
+                    if (n.needs_input_gradient) backward_data += layer.backward_data(b);
+                    backward_weight += layer.backward_weight(b);
+                },
+                n.layer);
+        }
+        return {to_work(forward, Pass::forward, precision), to_work(backward_data, Pass::backward_data, precision),
+                to_work(backward_weight, Pass::backward_weight, precision)};
     }
     /// The node called `name`, or nullptr.
     [[nodiscard]] constexpr const Node* find(std::string_view name) const {

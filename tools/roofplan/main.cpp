@@ -1,0 +1,179 @@
+// tools/roofplan/main.cpp — the roofplan command-line interface.
+#include "report.hpp"
+
+#include <roofplan/roofplan.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+
+namespace {
+
+using roofplan::cli::grouped;
+using roofplan::cli::si;
+using roofplan::cli::Table;
+using json = nlohmann::json;
+
+struct InspectOptions {
+    std::string model;
+    std::int64_t batch = 1;
+    std::int64_t seq = 0;
+    std::int64_t image_size = 0;
+    std::string precision = "fp32";
+    bool json = false;
+};
+
+int run_models(bool as_json) {
+    if (as_json) {
+        json out = json::array();
+        for (const auto& entry : roofplan::models::zoo()) {
+            const roofplan::Model m = entry.build();
+            out.push_back({{"id", entry.id},
+                           {"family", roofplan::models::to_string(entry.family)},
+                           {"description", m.description()},
+                           {entry.uses_seq() ? "default_seq" : "default_image_size", entry.default_size},
+                           {"params", m.params()},
+                           {"macs_per_sample", m.forward_macs().value()},
+                           {"flops_per_sample", m.forward_flops().value()},
+                           {"layers", m.size()},
+                           {"source", entry.source}});
+        }
+        std::cout << out.dump(2) << '\n';
+        return 0;
+    }
+    Table table({"id", "family", "input", "params", "fwd MACs/sample", "fwd FLOPs/sample", "layers", "source"},
+                {false, false, false, true, true, true, true, false});
+    for (const auto& entry : roofplan::models::zoo()) {
+        const roofplan::Model m = entry.build();
+        const std::string input = entry.uses_seq() ? "seq " + std::to_string(entry.default_size)
+                                                   : std::to_string(entry.default_size) + "px";
+        table.add({std::string(entry.id), std::string(roofplan::models::to_string(entry.family)), input,
+                   grouped(m.params()), si(static_cast<double>(m.forward_macs().value())),
+                   si(static_cast<double>(m.forward_flops().value())), std::to_string(m.size()),
+                   std::string(entry.source)});
+    }
+    std::cout << table.render();
+    return 0;
+}
+
+int run_inspect(const InspectOptions& o) {
+    const roofplan::Precision precision = roofplan::parse_precision(o.precision);
+    roofplan::detail::require_batch(o.batch);
+    const auto& entry = roofplan::models::find_model(o.model);
+    const roofplan::Model m = entry.build({.seq = o.seq, .image_size = o.image_size});
+    const std::int64_t size = entry.uses_seq() ? (o.seq ? o.seq : entry.default_size)
+                                               : (o.image_size ? o.image_size : entry.default_size);
+
+    json layers = json::array();
+    Table table({"layer", "type", "output", "params", "MACs", "FLOPs", "bytes", "FLOP/B", "gamma"},
+                {false, false, false, true, true, true, true, true, true});
+    for (const roofplan::Node& node : m.nodes()) {
+        const roofplan::Work fwd = roofplan::work(node.layer, roofplan::Pass::forward, o.batch * node.repeat, precision);
+        const std::int64_t macs = roofplan::forward_macs(node.layer).value() * node.repeat;
+        const std::int64_t flops = roofplan::forward_flops(node.layer).value() * node.repeat;
+        const std::optional<double> gamma = roofplan::gamma(node.layer, o.batch);
+        const double intensity = fwd.arithmetic_intensity().value();
+        json layer = {{"name", node.name.view()},
+                      {"type", roofplan::type_label(node.layer)},
+                      {"output_shape", roofplan::cli::shape_json(roofplan::output_shape(node.layer))},
+                      {"params", roofplan::params(node.layer)},
+                      {"macs", macs},
+                      {"flops", flops},
+                      {"paper_ops", roofplan::paper_ops(node.layer) * node.repeat},
+                      {"bytes", fwd.bytes().value()},
+                      {"arithmetic_intensity", intensity},
+                      {"gamma", gamma ? json(*gamma) : json(nullptr)}};
+        if (node.repeat != 1) layer["repeat"] = node.repeat;
+        layers.push_back(std::move(layer));
+        if (!o.json) {
+            char ai[32];
+            std::snprintf(ai, sizeof ai, "%.1f", intensity);
+            table.add({std::string(node.name.view()), std::string(roofplan::type_label(node.layer)),
+                       roofplan::output_shape(node.layer).to_string() + (node.repeat != 1 ? " x" + std::to_string(node.repeat) : ""),
+                       grouped(roofplan::params(node.layer)), si(static_cast<double>(macs)),
+                       si(static_cast<double>(flops)), si(static_cast<double>(fwd.bytes().value())), ai,
+                       gamma ? si(*gamma) : std::string("-")});
+        }
+    }
+    const roofplan::StepWork step = m.training_work(o.batch, precision);
+    const roofplan::Work fwd = step.forward;
+    const roofplan::Work total = step.total();
+    if (o.json) {
+        json out = {{"model", entry.id},
+                    {"description", m.description()},
+                    {"batch", o.batch},
+                    {"precision", roofplan::to_string(precision)},
+                    {"params", m.params()},
+                    {"macs_per_sample", m.forward_macs().value()},
+                    {"flops_per_sample", m.forward_flops().value()},
+                    {"paper_ops_per_sample", m.paper_ops()},
+                    {"forward", {{"flops", fwd.flops().value()}, {"bytes", fwd.bytes().value()}}},
+                    {"training_step",
+                     {{"forward_flops", fwd.flops().value()},
+                      {"backward_data_flops", step.backward_data.flops().value()},
+                      {"backward_weight_flops", step.backward_weight.flops().value()},
+                      {"flops", total.flops().value()},
+                      {"bytes", total.bytes().value()}}},
+                    {"layers", std::move(layers)}};
+        out[entry.uses_seq() ? "seq" : "image_size"] = size;
+        std::cout << out.dump(2) << '\n';
+        return 0;
+    }
+    table.rule();
+    table.add({"total", "", "", grouped(m.params()), si(static_cast<double>(m.forward_macs().value())),
+               si(static_cast<double>(m.forward_flops().value())), si(static_cast<double>(fwd.bytes().value())), "",
+               ""});
+    std::cout << m.id() << ": " << m.description() << "\n"
+              << (entry.uses_seq() ? "sequence length " : "image size ") << size << ", batch " << o.batch
+              << ", precision " << roofplan::to_string(precision)
+              << " (MACs and FLOPs per sample, forward; bytes for the whole batch, forward; gamma = paper ops x "
+                 "batch / params)\n\n"
+              << table.render() << "\ntraining step (batch " << o.batch << "): forward " << si(static_cast<double>(fwd.flops().value()))
+              << "FLOP, backward-data " << si(static_cast<double>(step.backward_data.flops().value()))
+              << "FLOP, backward-weight " << si(static_cast<double>(step.backward_weight.flops().value()))
+              << "FLOP; total " << si(static_cast<double>(total.flops().value())) << "FLOP, "
+              << si(static_cast<double>(total.bytes().value())) << "B moved\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"roofplan: deep-learning workload arithmetic and roofline performance planning"};
+    app.set_version_flag("--version", std::string(roofplan::version));
+    app.require_subcommand(1);
+
+    bool models_json = false;
+    auto* models = app.add_subcommand("models", "List the model zoo with parameter and operation counts");
+    models->add_flag("--json", models_json, "Print JSON");
+
+    InspectOptions inspect_options;
+    auto* inspect = app.add_subcommand("inspect", "Per-layer parameters, MACs, FLOPs, bytes, intensity and gamma");
+    inspect->add_option("--model,-m", inspect_options.model, "Model id (see `roofplan models`)")->required();
+    inspect->add_option("--batch,-b", inspect_options.batch, "Batch size (bytes and gamma depend on it)");
+    inspect->add_option("--seq,-s", inspect_options.seq, "Sequence length (transformers, GNMT)");
+    inspect->add_option("--image-size", inspect_options.image_size, "Square input resolution (CNNs)");
+    inspect->add_option("--precision,-p", inspect_options.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8");
+    inspect->add_flag("--json", inspect_options.json, "Print JSON");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    try {
+        if (*models) return run_models(models_json);
+        if (*inspect) return run_inspect(inspect_options);
+    } catch (const roofplan::invalid_argument& e) {
+        std::cerr << "roofplan: error: " << e.what() << '\n';
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "roofplan: internal error: " << e.what() << '\n';
+        return 3;
+    }
+    return 0;
+}
