@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace roofplan {
 
@@ -23,17 +24,17 @@ namespace detail {
 using i64 = std::int64_t;
 
 constexpr std::string to_text(i64 value) {
-    if (value == 0) return "0";
+    // Digits are produced backwards into a buffer, then copied once.
+    char buffer[24]{};
+    std::size_t start = sizeof buffer;
     const bool negative = value < 0;
-    // Work in unsigned to handle the minimum value.
     std::uint64_t magnitude = negative ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
-    std::string digits;
-    while (magnitude != 0) {
-        digits.insert(digits.begin(), static_cast<char>('0' + magnitude % 10));
+    do {
+        buffer[--start] = static_cast<char>('0' + magnitude % 10);
         magnitude /= 10;
-    }
-    if (negative) digits.insert(digits.begin(), '-');
-    return digits;
+    } while (magnitude != 0);
+    if (negative) buffer[--start] = '-';
+    return std::string(buffer + start, sizeof buffer - start);
 }
 
 constexpr std::string to_text(std::string_view text) { return std::string(text); }
@@ -64,13 +65,15 @@ template <class... Parts>
 /// a * b for non-negative operands, or an error naming what overflowed.
 constexpr i64 mul(i64 a, i64 b, std::string_view what = "count") {
     i64 product = 0;
-#if defined(__GNUC__) || defined(__clang__)
-    if (__builtin_mul_overflow(a, b, &product) || (a | b) < 0) [[unlikely]]
-        overflow(what, a, b, '*');
-#else
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+    if (!std::is_constant_evaluated()) {  // the fast path; nvcc's front end rejects it in constant evaluation
+        if (__builtin_mul_overflow(a, b, &product) || (a | b) < 0) [[unlikely]]
+            overflow(what, a, b, '*');
+        return product;
+    }
+#endif
     if (a < 0 || b < 0 || (a != 0 && b > std::numeric_limits<i64>::max() / a)) overflow(what, a, b, '*');
     product = a * b;
-#endif
     return product;
 }
 
@@ -85,13 +88,15 @@ constexpr i64 mul(i64 a, i64 b, i64 c, Rest... rest) {
 
 constexpr i64 add(i64 a, i64 b, std::string_view what = "count") {
     i64 sum = 0;
-#if defined(__GNUC__) || defined(__clang__)
-    if (__builtin_add_overflow(a, b, &sum) || (a | b) < 0) [[unlikely]]
-        overflow(what, a, b, '+');
-#else
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+    if (!std::is_constant_evaluated()) {
+        if (__builtin_add_overflow(a, b, &sum) || (a | b) < 0) [[unlikely]]
+            overflow(what, a, b, '+');
+        return sum;
+    }
+#endif
     if (a < 0 || b < 0 || b > std::numeric_limits<i64>::max() - a) overflow(what, a, b, '+');
     sum = a + b;
-#endif
     return sum;
 }
 
