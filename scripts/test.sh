@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# README command 2: set up, build with warnings as errors, run every test; then again under ASan+UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+scripts/setup.sh build-ci -DROOFPLAN_WARNINGS_AS_ERRORS=ON
+cmake --build build-ci --target all_verify_interface_header_sets -j"$jobs"
+(cd build-ci && ctest --output-on-failure -j"$jobs")
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer =="
+scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFPLAN_SANITIZE=ON -DROOFPLAN_WARNINGS_AS_ERRORS=ON \
+    -DROOFPLAN_BUILD_CUDA=OFF -DROOFPLAN_ORACLE_TESTS=OFF -DROOFPLAN_BUILD_BENCHMARKS=OFF
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -j"$jobs" -E "consumer|compile_fail|nvcc|headers_self_contained")
