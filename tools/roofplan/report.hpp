@@ -20,7 +20,8 @@ inline std::string grouped(std::int64_t value) {
         if (i && (digits.size() - i) % 3 == 0) out += ',';
         out += digits[i];
     }
-    return value < 0 ? "-" + out : out;
+    if (value < 0) out.insert(out.begin(), '-');
+    return out;
 }
 
 /// Engineering notation with SI prefix: 4.09e9 → "4.09 G".

@@ -97,11 +97,17 @@ inline const ZooEntry& find_model(std::string_view id) {
     std::string message = "unknown model '" + std::string(id) + "'";
     if (!close.empty()) {
         message += "; did you mean ";
-        for (std::size_t i = 0; i < close.size(); ++i) message += (i ? ", " : "") + close[i];
+        for (std::size_t i = 0; i < close.size(); ++i) {
+            if (i) message += ", ";
+            message += close[i];
+        }
         message += "?";
     }
     message += " Known models:";
-    for (std::string_view known : ids) message += " " + std::string(known);
+    for (std::string_view known : ids) {
+        message += ' ';
+        message += known;
+    }
     throw roofplan::invalid_argument(message);
 }
 
