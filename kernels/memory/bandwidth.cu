@@ -176,7 +176,7 @@ const char* op_name(Op op) {
 // Arrays moved per iteration, STREAM's convention (see the top of the file).
 std::uint64_t arrays_moved(Op op) { return op == Op::triad ? 3 : 2; }
 
-constexpr int kBlockSize = 256;
+constexpr unsigned kBlockSize = 256;
 
 template <class T>
 struct DeviceArrays {
@@ -188,14 +188,14 @@ struct DeviceArrays {
 };
 
 // Blocks for one 16-byte vector per thread, within the grid's x-dimension limit.
-int covering_grid(std::size_t vectors) {
+unsigned covering_grid(std::size_t vectors) {
     const std::size_t blocks = std::max<std::size_t>(1, (vectors + kBlockSize - 1) / kBlockSize);
-    return int(std::min<std::size_t>(blocks, std::numeric_limits<int>::max()));
+    return unsigned(std::min<std::size_t>(blocks, std::numeric_limits<int>::max()));
 }
 
 // Enqueues one iteration of `op` on the default stream.
 template <class T>
-void enqueue(Op op, const DeviceArrays<T>& d, T s, int grid) {
+void enqueue(Op op, const DeviceArrays<T>& d, T s, unsigned grid) {
     switch (op) {
         case Op::copy:
             copy_kernel<T><<<grid, kBlockSize>>>(d.a, d.c, d.n);
@@ -291,7 +291,7 @@ void upload(T* device, const std::vector<T>& host) {
 
 // Runs each operation once on fresh random inputs with a poisoned output and checks every element.
 template <class T>
-void verify_all(const DeviceArrays<T>& d, T s, int grid, std::uint64_t seed) {
+void verify_all(const DeviceArrays<T>& d, T s, unsigned grid, std::uint64_t seed) {
     SplitMix64 rng{seed};
     std::vector<T> ha(d.n), hb(d.n), hc(d.n), out(d.n);
     fill_random(ha, rng);
@@ -324,7 +324,7 @@ struct Timing {
 };
 
 template <class T>
-Timing time_op(Op op, const DeviceArrays<T>& d, T s, int grid, int warmup, int repeats) {
+Timing time_op(Op op, const DeviceArrays<T>& d, T s, unsigned grid, int warmup, int repeats) {
     // events[r] is recorded just before run r and events[r + 1] just after it.  The warm-up runs are
     // queued without waiting, so the GPU is already busy when events[0] is recorded.
     std::vector<cudaEvent_t> events(std::size_t(repeats) + 1);
@@ -609,7 +609,7 @@ const char* dtype_name() {
 
 std::string build_json(const Options& opt, const DeviceInfo& dev, int argc, char** argv, const char* dtype,
                        std::size_t element_bytes, std::uint64_t array_bytes, std::uint64_t seed, double scalar,
-                       int grid, const cudaFuncAttributes& binary, const std::vector<Result>& results) {
+                       unsigned grid, const cudaFuncAttributes& binary, const std::vector<Result>& results) {
     std::string git_sha = "unknown";
     if (opt.git_sha) {
         git_sha = *opt.git_sha;
@@ -662,8 +662,8 @@ std::string build_json(const Options& opt, const DeviceInfo& dev, int argc, char
     j += "    \"warmup\": " + json_number(opt.warmup) + ",\n";
     j += "    \"repeats\": " + json_number(opt.repeats) + ",\n";
     j += "    \"seed\": " + json_number(seed) + ",\n";
-    j += "    \"block_size\": " + json_number(kBlockSize) + ",\n";
-    j += "    \"grid_blocks\": " + json_number(grid) + ",\n";
+    j += "    \"block_size\": " + json_number(std::uint64_t{kBlockSize}) + ",\n";
+    j += "    \"grid_blocks\": " + json_number(std::uint64_t{grid}) + ",\n";
     j += "    \"kernel_binary_version\": " + json_number(binary.binaryVersion) + ",\n";
     j += "    \"kernel_ptx_version\": " + json_number(binary.ptxVersion) + ",\n";
     j += "    \"bytes_convention\": \"STREAM: copy and scale 2 arrays, triad 3 arrays, memcpy 2 arrays per "
@@ -738,7 +738,7 @@ int run(const Options& opt, const DeviceInfo& dev, int argc, char** argv) {
     CUDA_CHECK(cudaMalloc(&d.b, d.bytes()));
     CUDA_CHECK(cudaMalloc(&d.c, d.bytes()));
 
-    const int grid = covering_grid(d.n / Vec<T>::width);
+    const unsigned grid = covering_grid(d.n / Vec<T>::width);
     cudaFuncAttributes binary{};  // which machine code the driver loaded (native SASS or JIT from PTX)
     CUDA_CHECK(cudaFuncGetAttributes(&binary, copy_kernel<T>));
 
