@@ -209,7 +209,7 @@ public:
         roofplan::detail::require_batch(batch);
         PassCost p;
         p.vector_flops = units::flops(detail::mul(batch, detail::mul(pairs_, 2 * c_.units)));
-        p.activation_elements_read = detail::mul(batch, detail::mul(pairs_, 1) + c_.memory_len * c_.units);
+        p.activation_elements_read = detail::mul(batch, pairs_ + c_.memory_len * c_.units);
         p.gradient_elements_written = params();
         return p;
     }
