@@ -2,6 +2,7 @@
 // network is" (layers, models) and "how fast a device does it" (the roofline engine).
 #pragma once
 
+#include <roofplan/detail/checked.hpp>
 #include <roofplan/precision.hpp>
 #include <roofplan/units.hpp>
 
@@ -58,6 +59,80 @@ struct PassCost {
         return *this;
     }
 };
+
+/// A pass's cost as an affine function of the batch, cost(B) = per_instance·B + fixed, which every layer's cost
+/// is (weights are read once per pass; activations, MACs and GEMM extents grow with the batch).  Models keep one
+/// per layer and pass so that counting and predicting at any batch is a sum, not a walk through the layers' code.
+struct AffineCost {
+    PassCost per_instance{};  ///< the slope (GEMM extents too: M = B·Ho·Wo has slope Ho·Wo)
+    PassCost fixed{};         ///< the part that does not grow with the batch
+
+    /// Sums two affine costs (GEMM shapes are not summed).
+    constexpr AffineCost& operator+=(const AffineCost& other) {
+        per_instance += other.per_instance;
+        fixed += other.fixed;
+        return *this;
+    }
+
+    /// The cost at `batch`, overflow-checked.
+    [[nodiscard]] constexpr PassCost at(std::int64_t batch) const {
+        detail::require_batch(batch);
+        const auto eval = [batch](std::int64_t slope, std::int64_t intercept) {
+            return detail::add(detail::mul(slope, batch, "count at this batch"), intercept, "count at this batch");
+        };
+        PassCost c;
+        c.macs = units::macs(eval(per_instance.macs.value(), fixed.macs.value()));
+        c.vector_flops = units::flops(eval(per_instance.vector_flops.value(), fixed.vector_flops.value()));
+        c.weight_elements_read = eval(per_instance.weight_elements_read, fixed.weight_elements_read);
+        c.activation_elements_read = eval(per_instance.activation_elements_read, fixed.activation_elements_read);
+        c.activation_elements_written =
+            eval(per_instance.activation_elements_written, fixed.activation_elements_written);
+        c.gradient_elements_written = eval(per_instance.gradient_elements_written, fixed.gradient_elements_written);
+        c.gemm = {eval(per_instance.gemm.m, fixed.gemm.m), eval(per_instance.gemm.n, fixed.gemm.n),
+                  eval(per_instance.gemm.k, fixed.gemm.k), eval(per_instance.gemm.count, fixed.gemm.count)};
+        return c;
+    }
+};
+
+namespace detail {
+/// Field-wise a - b of two costs (GEMM shapes included).
+constexpr PassCost difference(const PassCost& a, const PassCost& b) {
+    PassCost d;
+    d.macs = a.macs - b.macs;
+    d.vector_flops = a.vector_flops - b.vector_flops;
+    d.weight_elements_read = a.weight_elements_read - b.weight_elements_read;
+    d.activation_elements_read = a.activation_elements_read - b.activation_elements_read;
+    d.activation_elements_written = a.activation_elements_written - b.activation_elements_written;
+    d.gradient_elements_written = a.gradient_elements_written - b.gradient_elements_written;
+    d.gemm = {a.gemm.m - b.gemm.m, a.gemm.n - b.gemm.n, a.gemm.k - b.gemm.k, a.gemm.count - b.gemm.count};
+    return d;
+}
+constexpr bool same_cost(const PassCost& a, const PassCost& b) {
+    return a.macs == b.macs && a.vector_flops == b.vector_flops && a.weight_elements_read == b.weight_elements_read &&
+           a.activation_elements_read == b.activation_elements_read &&
+           a.activation_elements_written == b.activation_elements_written &&
+           a.gradient_elements_written == b.gradient_elements_written && a.gemm == b.gemm;
+}
+constexpr bool non_negative(const PassCost& c) {
+    return c.macs.value() >= 0 && c.vector_flops.value() >= 0 && c.weight_elements_read >= 0 &&
+           c.activation_elements_read >= 0 && c.activation_elements_written >= 0 && c.gradient_elements_written >= 0 &&
+           c.gemm.m >= 0 && c.gemm.n >= 0 && c.gemm.k >= 0 && c.gemm.count >= 0;
+}
+
+/// Derives the affine form of `cost(batch)` from three evaluations and proves it affine there: cost(1), cost(2)
+/// give slope and intercept, cost(3) must agree.  `cost` is any callable taking a batch.
+template <class CostOf>
+constexpr AffineCost affine_from(const CostOf& cost) {
+    const PassCost c1 = cost(1), c2 = cost(2), c3 = cost(3);
+    AffineCost a;
+    a.per_instance = difference(c2, c1);
+    a.fixed = difference(c1, a.per_instance);
+    if (!non_negative(a.per_instance) || !non_negative(a.fixed) ||
+        !same_cost(a.at(3), c3))
+        fail("internal error: a layer's cost is not affine in the batch (cost(3) != 3*slope + intercept)");
+    return a;
+}
+}  // namespace detail
 
 /// One work item: a pass of a layer over a batch at a precision, in bytes and operations.
 struct Work {

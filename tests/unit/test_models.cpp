@@ -85,6 +85,46 @@ TEST_CASE("every zoo model: unique layer names, positive work, backward about tw
     }
 }
 
+namespace {
+bool same(const PassCost& a, const PassCost& b) {
+    return a.macs == b.macs && a.vector_flops == b.vector_flops && a.weight_elements_read == b.weight_elements_read &&
+           a.activation_elements_read == b.activation_elements_read &&
+           a.activation_elements_written == b.activation_elements_written &&
+           a.gradient_elements_written == b.gradient_elements_written && a.gemm == b.gemm;
+}
+}  // namespace
+
+TEST_CASE("the cached affine costs equal the layers' own costs at every batch, node by node and in total") {
+    for (const auto& entry : models::zoo()) {
+        CAPTURE(entry.id);
+        const Model m = entry.build(entry.uses_seq() ? models::ModelOptions{.seq = 96} : models::ModelOptions{});
+        for (const std::int64_t batch : {1, 7, 128, 4096}) {
+            CAPTURE(batch);
+            PassCost walked[3]{};
+            for (const Node& n : m.nodes()) {
+                CHECK(n.affine);
+                for (int p = 0; p < 3; ++p) {
+                    const auto pass = static_cast<Pass>(p);
+                    const PassCost direct = roofplan::cost(n.layer, pass, batch * n.repeat);
+                    CHECK(same(n.cost(pass, batch), direct));
+                    if (n.runs(pass)) walked[p] += direct;
+                }
+            }
+            const StepWork step = m.training_work(batch, Precision::amp_bf16);
+            CHECK(step.forward.flops() == walked[0].flops());
+            CHECK(step.backward_data.bytes() == to_work(walked[1], Pass::backward_data, Precision::amp_bf16).bytes());
+            CHECK(step.backward_weight.gradient_bytes_written ==
+                  to_work(walked[2], Pass::backward_weight, Precision::amp_bf16).gradient_bytes_written);
+        }
+    }
+}
+
+TEST_CASE("counts that overflow 64 bits at a huge batch are an error, not a wrapped number") {
+    const Model m = models::build("resnet50");
+    CHECK_THROWS_WITH_AS(m.training_work(std::int64_t{1} << 50, Precision::fp32), doctest::Contains("overflows 64 bits"),
+                         roofplan::invalid_argument);
+}
+
 TEST_CASE("work grows with batch and sequence length") {
     const Model small = models::build("bert-base", {.seq = 128});
     const Model large = models::build("bert-base", {.seq = 256});
