@@ -1,4 +1,5 @@
 // tools/roofplan/main.cpp — the roofplan command-line interface.
+#include "predict_cmd.hpp"
 #include "report.hpp"
 
 #include <roofplan/roofplan.hpp>
@@ -160,6 +161,21 @@ int main(int argc, char** argv) {
     inspect->add_option("--precision,-p", inspect_options.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8");
     inspect->add_flag("--json", inspect_options.json, "Print JSON");
 
+    roofplan::cli::DeviceOptions devices_options;
+    bool devices_json = false;
+    auto* devices = app.add_subcommand("devices", "List the device catalog (dense datasheet peaks, memory, links)");
+    roofplan::cli::add_device_options(devices, devices_options);
+    devices->add_flag("--json", devices_json, "Print JSON");
+
+    roofplan::cli::PredictOptions predict_options;
+    auto* predict = app.add_subcommand(
+        "predict", "Predict training or inference on one GPU: throughput, step time, bounds, memory, energy");
+    roofplan::cli::add_predict_options(predict, predict_options, false);
+
+    roofplan::cli::PredictOptions roofline_options;
+    auto* roofline = app.add_subcommand("roofline", "Draw a model's layers on a device's roofline (SVG)");
+    roofplan::cli::add_predict_options(roofline, roofline_options, true);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -168,6 +184,9 @@ int main(int argc, char** argv) {
     try {
         if (*models) return run_models(models_json);
         if (*inspect) return run_inspect(inspect_options);
+        if (*devices) return roofplan::cli::run_devices(devices_options, devices_json);
+        if (*predict) return roofplan::cli::run_predict(predict_options);
+        if (*roofline) return roofplan::cli::run_roofline(roofline_options);
     } catch (const roofplan::invalid_argument& e) {
         std::cerr << "roofplan: error: " << e.what() << '\n';
         return 2;

@@ -1,0 +1,245 @@
+// roofplan/device/device.hpp — a GPU as the roofline sees it: datasheet peaks per math class, memory, power, links.
+//
+// Figures are the vendor's dense peaks (never the 2:4-sparse ones), in decimal units: TFLOPS/TOPS = 1e12 per
+// second with a multiply-add counting 2, GB/s = 1e9 B/s; memory in GiB, L2 in MiB.  The built-in catalog
+// (catalog.hpp) is generated from data/devices.json, which cites a source for every figure.
+#pragma once
+
+#include <roofplan/detail/checked.hpp>
+#include <roofplan/detail/fixed_string.hpp>
+#include <roofplan/precision.hpp>
+#include <roofplan/units.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace roofplan {
+
+enum class Architecture { kepler, maxwell, pascal, volta, turing, ampere, hopper };
+
+constexpr std::string_view to_string(Architecture a) {
+    switch (a) {
+        case Architecture::kepler: return "kepler";
+        case Architecture::maxwell: return "maxwell";
+        case Architecture::pascal: return "pascal";
+        case Architecture::volta: return "volta";
+        case Architecture::turing: return "turing";
+        case Architecture::ampere: return "ampere";
+        case Architecture::hopper: return "hopper";
+    }
+    return "unknown";
+}
+
+constexpr Architecture parse_architecture(std::string_view name) {
+    for (Architecture a : {Architecture::kepler, Architecture::maxwell, Architecture::pascal, Architecture::volta,
+                           Architecture::turing, Architecture::ampere, Architecture::hopper})
+        if (to_string(a) == name) return a;
+    detail::fail("unknown architecture '", name, "'; accepted: kepler, maxwell, pascal, volta, turing, ampere, hopper");
+}
+
+/// The math units a kernel can run on.  Which one a precision mode uses is `math_class(device, precision, mode)`.
+enum class MathClass { fp64, fp32, tf32_tensor, fp16_tensor_fp16_acc, fp16_tensor_fp32_acc, bf16_tensor, int8_tensor,
+                       int8_dp4a };
+
+constexpr std::string_view to_string(MathClass m) {
+    switch (m) {
+        case MathClass::fp64: return "fp64";
+        case MathClass::fp32: return "fp32";
+        case MathClass::tf32_tensor: return "tf32_tensor";
+        case MathClass::fp16_tensor_fp16_acc: return "fp16_tensor_fp16_acc";
+        case MathClass::fp16_tensor_fp32_acc: return "fp16_tensor_fp32_acc";
+        case MathClass::bf16_tensor: return "bf16_tensor";
+        case MathClass::int8_tensor: return "int8_tensor";
+        case MathClass::int8_dp4a: return "int8_dp4a";
+    }
+    return "unknown";
+}
+
+inline constexpr std::array<MathClass, 8> all_math_classes{
+    MathClass::fp64,        MathClass::fp32,        MathClass::tf32_tensor, MathClass::fp16_tensor_fp16_acc,
+    MathClass::fp16_tensor_fp32_acc, MathClass::bf16_tensor, MathClass::int8_tensor, MathClass::int8_dp4a};
+
+/// Dense peak rates in TFLOPS (TOPS for INT8); 0 where the device has no such unit.
+struct PeakRates {
+    double fp64 = 0;
+    double fp32 = 0;
+    double tf32_tensor = 0;
+    double fp16_tensor_fp16_acc = 0;
+    double fp16_tensor_fp32_acc = 0;
+    double bf16_tensor = 0;  ///< FP32 accumulate
+    double int8_tensor = 0;
+    double int8_dp4a = 0;
+
+    [[nodiscard]] constexpr double operator[](MathClass m) const {
+        switch (m) {
+            case MathClass::fp64: return fp64;
+            case MathClass::fp32: return fp32;
+            case MathClass::tf32_tensor: return tf32_tensor;
+            case MathClass::fp16_tensor_fp16_acc: return fp16_tensor_fp16_acc;
+            case MathClass::fp16_tensor_fp32_acc: return fp16_tensor_fp32_acc;
+            case MathClass::bf16_tensor: return bf16_tensor;
+            case MathClass::int8_tensor: return int8_tensor;
+            case MathClass::int8_dp4a: return int8_dp4a;
+        }
+        return 0;
+    }
+    constexpr bool operator==(const PeakRates&) const = default;
+};
+
+struct NvLink {
+    int generation = 0;
+    int links = 0;
+    double gb_s_per_link_per_direction = 0;
+    constexpr bool operator==(const NvLink&) const = default;
+};
+
+struct Pcie {
+    int generation = 0;
+    int lanes = 0;
+    constexpr bool operator==(const Pcie&) const = default;
+};
+
+using DeviceId = FixedString<31>;
+
+/// What the engine runs: training (forward + backward + optimizer) or inference (forward only).
+enum class Mode { train, infer };
+
+constexpr std::string_view to_string(Mode m) { return m == Mode::train ? "train" : "infer"; }
+constexpr Mode parse_mode(std::string_view name) {
+    if (name == "train" || name == "training") return Mode::train;
+    if (name == "infer" || name == "inference") return Mode::infer;
+    detail::fail("unknown mode '", name, "'; accepted: train, infer");
+}
+
+/// A GPU.  A literal type, so catalogs can be constexpr tables.
+struct Device {
+    DeviceId id;
+    FixedString<63> name;
+    std::array<DeviceId, 6> aliases{};
+    Architecture architecture = Architecture::volta;
+    int cc_major = 0;
+    int cc_minor = 0;
+    FixedString<15> form_factor;  ///< sxm2, sxm4, sxm5, pcie
+    FixedString<15> market;       ///< datacenter, workstation, consumer
+    int sms = 0;
+    int fp32_cores = 0;
+    int tensor_cores = 0;
+    double base_clock_mhz = 0;
+    double boost_clock_mhz = 0;
+    PeakRates peak{};
+    double memory_gib = 0;
+    FixedString<15> memory_type;
+    int memory_bus_bits = 0;
+    double bandwidth_gb_s = 0;
+    double l2_mib = 0;
+    double tdp_w = 0;
+    NvLink nvlink{};
+    Pcie pcie{};
+
+    /// Whether `name` (case-insensitive) is this device's id or one of its aliases.
+    [[nodiscard]] constexpr bool answers_to(std::string_view wanted) const {
+        if (iequal(id.view(), wanted)) return true;
+        for (const DeviceId& a : aliases)
+            if (!a.empty() && iequal(a.view(), wanted)) return true;
+        return false;
+    }
+    [[nodiscard]] constexpr bool has_tensor_cores() const { return tensor_cores > 0; }
+
+    [[nodiscard]] constexpr units::flops_per_second peak_rate(MathClass m) const {
+        return units::tflops_per_second(peak[m]);
+    }
+    [[nodiscard]] constexpr units::bytes_per_second bandwidth() const {
+        return units::gigabytes_per_second(bandwidth_gb_s);
+    }
+    [[nodiscard]] constexpr byte_count memory() const {
+        return units::bytes(static_cast<std::int64_t>(memory_gib * 1024.0 * 1024.0 * 1024.0));
+    }
+    [[nodiscard]] constexpr units::watts tdp() const { return units::in_watts(tdp_w); }
+    /// The ridge point: FLOP per byte at which a kernel in this math class stops being memory-bound.
+    [[nodiscard]] constexpr units::flops_per_byte ridge(MathClass m) const {
+        return units::flops_per_byte::from_value(peak[m] * 1e12 / (bandwidth_gb_s * 1e9));
+    }
+
+private:
+    static constexpr char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+    static constexpr bool iequal(std::string_view a, std::string_view b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (lower(a[i]) != lower(b[i])) return false;
+        return true;
+    }
+};
+
+/// The math class that the matrix work (MACs) of `precision` runs on, or an error naming what the device lacks.
+///   fp32     → FP32 FMA units (TF32 is off, as `torch.backends.cuda.matmul.allow_tf32 = False`)
+///   tf32     → TF32 tensor cores (Ampere and later)
+///   amp-fp16 → FP16 tensor cores; training accumulates in FP32 (what cuBLAS/cuDNN use under autocast, and why
+///              Turing GeForce cards run it at half rate); inference may accumulate in FP16 (TensorRT's choice)
+///   amp-bf16 → BF16 tensor cores (Ampere and later)
+///   int8     → INT8 tensor cores (Turing, Ampere, Hopper), else DP4A (Pascal sm_61, Volta); inference only
+constexpr MathClass math_class(const Device& d, Precision precision, Mode mode) {
+    const auto missing = [&](std::string_view what, std::string_view accepted) {
+        detail::fail("device '", d.id.view(), "' (", to_string(d.architecture), ") has no ", what, " for precision ",
+                     to_string(precision), "; it supports ", accepted);
+    };
+    std::string accepted = "fp32";
+    if (d.peak.tf32_tensor > 0) accepted += ", tf32";
+    if (d.peak.fp16_tensor_fp32_acc > 0 || d.peak.fp16_tensor_fp16_acc > 0) accepted += ", amp-fp16";
+    if (d.peak.bf16_tensor > 0) accepted += ", amp-bf16";
+    if (d.peak.int8_tensor > 0 || d.peak.int8_dp4a > 0) accepted += ", int8 (inference)";
+    switch (precision) {
+        case Precision::fp32:
+            if (d.peak.fp32 <= 0) missing("FP32 rate", accepted);
+            return MathClass::fp32;
+        case Precision::tf32:
+            if (d.peak.tf32_tensor <= 0) missing("TF32 tensor cores", accepted);
+            return MathClass::tf32_tensor;
+        case Precision::amp_fp16:
+            if (mode == Mode::infer && d.peak.fp16_tensor_fp16_acc > 0) return MathClass::fp16_tensor_fp16_acc;
+            if (d.peak.fp16_tensor_fp32_acc <= 0) missing("FP16 tensor cores", accepted);
+            return MathClass::fp16_tensor_fp32_acc;
+        case Precision::amp_bf16:
+            if (d.peak.bf16_tensor <= 0) missing("BF16 tensor cores", accepted);
+            return MathClass::bf16_tensor;
+        case Precision::int8:
+            if (mode == Mode::train)
+                detail::fail("precision int8 is for inference only (use --mode infer); training modes: fp32, tf32, "
+                             "amp-fp16, amp-bf16");
+            if (d.peak.int8_tensor > 0) return MathClass::int8_tensor;
+            if (d.peak.int8_dp4a <= 0) missing("INT8 tensor cores or DP4A", accepted);
+            return MathClass::int8_dp4a;
+    }
+    return MathClass::fp32;
+}
+
+/// Checks a device's figures (for user-supplied devices): positive where a GPU must have them, non-negative
+/// elsewhere, finite.  `where` prefixes the message (e.g. the file name).
+constexpr void validate(const Device& d, std::string_view where = "device") {
+    const auto positive = [&](double v, std::string_view field) {
+        if (!(v > 0) || v > 1e15) detail::fail(where, " '", d.id.view(), "': ", field, " must be a positive number");
+    };
+    const auto non_negative = [&](double v, std::string_view field) {
+        if (!(v >= 0) || v > 1e15) detail::fail(where, " '", d.id.view(), "': ", field, " must be >= 0");
+    };
+    if (d.id.empty()) detail::fail(where, ": a device needs an id");
+    positive(d.sms, "sms");
+    positive(d.boost_clock_mhz, "boost_clock_mhz");
+    non_negative(d.base_clock_mhz, "base_clock_mhz");
+    if (d.base_clock_mhz > d.boost_clock_mhz)
+        detail::fail(where, " '", d.id.view(), "': base_clock_mhz (", static_cast<std::int64_t>(d.base_clock_mhz),
+                     ") exceeds boost_clock_mhz (", static_cast<std::int64_t>(d.boost_clock_mhz), ")");
+    positive(d.peak.fp32, "peak.fp32");
+    for (MathClass m : all_math_classes) non_negative(d.peak[m], to_string(m));
+    positive(d.memory_gib, "memory_gib");
+    positive(d.bandwidth_gb_s, "bandwidth_gb_s");
+    non_negative(d.l2_mib, "l2_mib");
+    positive(d.tdp_w, "tdp_w");
+    non_negative(d.nvlink.gb_s_per_link_per_direction, "nvlink.gb_s_per_link_per_direction");
+    if (d.nvlink.links < 0) detail::fail(where, " '", d.id.view(), "': nvlink.links must be >= 0");
+    if (d.pcie.generation < 1 || d.pcie.generation > 7 || d.pcie.lanes < 1 || d.pcie.lanes > 32)
+        detail::fail(where, " '", d.id.view(), "': pcie must have generation 1..7 and lanes 1..32");
+}
+
+}  // namespace roofplan

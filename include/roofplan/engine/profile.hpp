@@ -1,0 +1,133 @@
+// roofplan/engine/profile.hpp — the efficiency model: how much of a datasheet peak real kernels reach.
+//
+// The roofline alone is an upper bound.  Real kernels reach a fraction of the peak (instruction overheads,
+// imperfect pipelining, clocks below boost under load), lose more when a GEMM's tiles do not fill the SMs evenly
+// (wave quantization), and pay a floor per kernel launch.  These fractions are explicit parameters: defaults per
+// architecture generation (below, with their reasoning in docs/model.md), replaced by a profile that
+// `roofplan calibrate` fits to micro-benchmarks (GEMM, convolution, bandwidth) — never to end-to-end results.
+#pragma once
+
+#include <roofplan/detail/checked.hpp>
+#include <roofplan/detail/fixed_string.hpp>
+#include <roofplan/device/device.hpp>
+
+#include <array>
+#include <string_view>
+
+namespace roofplan {
+
+/// Efficiency parameters of one device.  Fractions are of the datasheet peak (compute) or bandwidth (memory).
+struct EfficiencyProfile {
+    FixedString<127> source;  ///< "default (hopper generation)" or where a calibrated profile came from
+
+    /// Fraction of peak that a large, well-shaped GEMM reaches in each math class (indexed by MathClass).
+    std::array<double, 8> gemm{};
+    /// Convolutions (implicit GEMM in cuDNN) relative to a GEMM of the same shape.
+    double conv = 0.9;
+    /// Elementwise arithmetic (bias, activations, normalisation, softmax) as a fraction of the FP32 peak.
+    double vector = 0.5;
+    /// Fraction of datasheet bandwidth that streaming kernels reach (STREAM copy/triad class).
+    double memory = 0.85;
+    /// Seconds added per kernel: launch gap and framework dispatch on the GPU timeline.
+    double launch_s = 4e-6;
+    /// Tile shapes a GEMM library picks between (output tile M × N per thread block, one block per SM per wave):
+    /// the large tile at full efficiency, the small one at `small_tile_efficiency` of it.
+    int large_tile_m = 128;
+    int large_tile_n = 128;
+    int small_tile_m = 64;
+    int small_tile_n = 64;
+    double small_tile_efficiency = 0.7;
+    /// Minimum K per split when a GEMM with few output tiles is split along K (split-K), as cuBLAS does.
+    int split_k_min = 512;
+    /// Board power under load in watts (0: use the datasheet TDP).
+    double power_w = 0;
+
+    [[nodiscard]] constexpr double gemm_efficiency(MathClass m) const { return gemm[static_cast<std::size_t>(m)]; }
+};
+
+/// Checks that a profile's fractions are in (0, 1], tiles positive, times non-negative; `where` names the origin.
+constexpr void validate(const EfficiencyProfile& p, std::string_view where = "profile") {
+    const auto fraction = [&](double v, std::string_view field) {
+        if (!(v > 0 && v <= 1.0)) detail::fail(where, ": ", field, " must be a fraction in (0, 1]");
+    };
+    for (MathClass m : all_math_classes) fraction(p.gemm_efficiency(m), detail::cat("gemm.", to_string(m)));
+    fraction(p.conv, "conv");
+    fraction(p.vector, "vector");
+    fraction(p.memory, "memory");
+    fraction(p.small_tile_efficiency, "small_tile_efficiency");
+    if (!(p.launch_s >= 0 && p.launch_s < 1)) detail::fail(where, ": launch_s must be in [0, 1) seconds");
+    if (p.large_tile_m < 1 || p.large_tile_n < 1 || p.small_tile_m < 1 || p.small_tile_n < 1 ||
+        p.large_tile_m > 4096 || p.large_tile_n > 4096 || p.small_tile_m > 4096 || p.small_tile_n > 4096)
+        detail::fail(where, ": tile sizes must be in [1, 4096]");
+    if (p.split_k_min < 1) detail::fail(where, ": split_k_min must be >= 1");
+    if (!(p.power_w >= 0 && p.power_w < 1e5)) detail::fail(where, ": power_w must be >= 0 (0 = use TDP)");
+}
+
+/// The default profile of a device's architecture generation.
+///
+/// Sources of the priors (micro-benchmark figures, not end-to-end results): large cuBLAS SGEMM reaches ~90% of
+/// FP32 peak on Volta/Ampere, less on Kepler (~75%); large tensor-core HGEMM reaches ~75-80% of the dense peak on
+/// Volta/Turing/Ampere and ~70% on Hopper (its peak needs warp-group MMA pipelines that few kernels keep full);
+/// TF32 sits a little lower than FP16; INT8 tensor GEMMs ~70%; DP4A GEMMs ~80% of the DP4A issue rate.  STREAM
+/// copy reaches ~88% of HBM bandwidth (our own H100 and H200 runs: 2960/3350 and 4146/4800 GB/s) and ~85% of GDDR.
+/// `roofplan calibrate` replaces all of these with fitted values.
+constexpr EfficiencyProfile default_profile(const Device& d) {
+    EfficiencyProfile p;
+    p.source = FixedString<127>("default (").append(to_string(d.architecture)).append(" generation)");
+    const auto set = [&](MathClass m, double v) { p.gemm[static_cast<std::size_t>(m)] = v; };
+    for (MathClass m : all_math_classes) set(m, 0.75);  // classes the device lacks are never used
+    const bool hbm = d.memory_type.view().starts_with("HBM");
+    p.memory = hbm ? 0.88 : 0.85;
+    switch (d.architecture) {
+        case Architecture::kepler:
+            set(MathClass::fp32, 0.75);
+            set(MathClass::fp64, 0.8);
+            p.memory = 0.75;
+            p.launch_s = 6e-6;
+            break;
+        case Architecture::maxwell:
+            set(MathClass::fp32, 0.85);
+            p.launch_s = 5e-6;
+            break;
+        case Architecture::pascal:
+            set(MathClass::fp32, 0.85);
+            set(MathClass::int8_dp4a, 0.8);
+            p.launch_s = 5e-6;
+            break;
+        case Architecture::volta:
+            set(MathClass::fp32, 0.9);
+            set(MathClass::fp16_tensor_fp16_acc, 0.78);
+            set(MathClass::fp16_tensor_fp32_acc, 0.75);
+            set(MathClass::int8_dp4a, 0.8);
+            break;
+        case Architecture::turing:
+            set(MathClass::fp32, 0.85);
+            set(MathClass::fp16_tensor_fp16_acc, 0.75);
+            set(MathClass::fp16_tensor_fp32_acc, 0.75);
+            set(MathClass::int8_tensor, 0.7);
+            set(MathClass::int8_dp4a, 0.8);
+            break;
+        case Architecture::ampere:
+            set(MathClass::fp32, 0.9);
+            set(MathClass::tf32_tensor, 0.7);
+            set(MathClass::fp16_tensor_fp16_acc, 0.8);
+            set(MathClass::fp16_tensor_fp32_acc, 0.8);
+            set(MathClass::bf16_tensor, 0.8);
+            set(MathClass::int8_tensor, 0.75);
+            set(MathClass::int8_dp4a, 0.8);
+            break;
+        case Architecture::hopper:
+            set(MathClass::fp32, 0.85);
+            set(MathClass::tf32_tensor, 0.65);
+            set(MathClass::fp16_tensor_fp16_acc, 0.7);
+            set(MathClass::fp16_tensor_fp32_acc, 0.7);
+            set(MathClass::bf16_tensor, 0.7);
+            set(MathClass::int8_tensor, 0.65);
+            set(MathClass::int8_dp4a, 0.8);
+            p.large_tile_n = 256;  // Hopper GEMMs favour 128x256 tiles
+            break;
+    }
+    return p;
+}
+
+}  // namespace roofplan

@@ -1,0 +1,271 @@
+// roofplan/io/json.hpp — reading and writing devices and efficiency profiles as JSON (nlohmann_json).
+//
+// Device files follow data/devices.json (schema "roofplan-devices/1"): {"devices": [ {...}, ... ]} or a single
+// device object.  Profiles follow schema "roofplan-profile/1".  Every error names the file, the JSON path of the
+// bad field and what was expected.
+#pragma once
+
+#include <roofplan/device/catalog.hpp>
+#include <roofplan/device/device.hpp>
+#include <roofplan/engine/profile.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace roofplan::io {
+
+using json = nlohmann::json;
+
+namespace detail {
+
+inline std::string path_of(const std::string& parent, std::string_view key) { return parent + "." + std::string(key); }
+
+inline const json& field(const json& object, std::string_view key, const std::string& path) {
+    if (!object.is_object()) roofplan::detail::fail(path, ": expected an object");
+    const auto it = object.find(std::string(key));
+    if (it == object.end()) roofplan::detail::fail(path_of(path, key), ": missing (required)");
+    return *it;
+}
+
+inline double number(const json& object, std::string_view key, const std::string& path, bool nullable = false) {
+    const json& v = field(object, key, path);
+    if (nullable && v.is_null()) return 0.0;
+    if (!v.is_number())
+        roofplan::detail::fail(path_of(path, key), ": expected a number", nullable ? " or null" : "", ", got ",
+                               v.dump());
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) roofplan::detail::fail(path_of(path, key), ": expected a finite number");
+    return d;
+}
+
+inline int integer(const json& object, std::string_view key, const std::string& path) {
+    const json& v = field(object, key, path);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 1'000'000'000)
+        roofplan::detail::fail(path_of(path, key), ": expected an integer in [0, 1e9], got ", v.dump());
+    return static_cast<int>(v.get<std::int64_t>());
+}
+
+template <std::size_t N>
+FixedString<N> text(const json& object, std::string_view key, const std::string& path) {
+    const json& v = field(object, key, path);
+    if (!v.is_string()) roofplan::detail::fail(path_of(path, key), ": expected a string, got ", v.dump());
+    const std::string s = v.get<std::string>();
+    if (s.size() > N) roofplan::detail::fail(path_of(path, key), ": longer than ", static_cast<std::int64_t>(N), " characters");
+    return FixedString<N>(std::string_view(s));
+}
+
+}  // namespace detail
+
+/// Parses one device object; `path` is its JSON path for messages.
+inline Device device_from_json(const json& j, const std::string& path = "device") {
+    using namespace detail;
+    Device d;
+    d.id = text<31>(j, "id", path);
+    for (char c : d.id.view())
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+            roofplan::detail::fail(path_of(path, "id"), ": '", d.id.view(),
+                                   "' must use lowercase letters, digits, '-', '_' or '.'");
+    d.name = text<63>(j, "name", path);
+    if (j.contains("aliases")) {
+        const json& a = j.at("aliases");
+        if (!a.is_array() || a.size() > d.aliases.size())
+            roofplan::detail::fail(path_of(path, "aliases"), ": expected an array of at most ",
+                                   static_cast<std::int64_t>(d.aliases.size()), " strings");
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            if (!a[i].is_string()) roofplan::detail::fail(path_of(path, "aliases"), "[", static_cast<std::int64_t>(i), "]: expected a string");
+            const std::string s = a[i].get<std::string>();
+            if (s.empty() || s.size() > 31) roofplan::detail::fail(path_of(path, "aliases"), "[", static_cast<std::int64_t>(i), "]: 1 to 31 characters");
+            d.aliases[i] = DeviceId(std::string_view(s));
+        }
+    }
+    d.architecture = [&] {
+        try {
+            return parse_architecture(field(j, "architecture", path).get<std::string>());
+        } catch (const nlohmann::json::exception&) {
+            roofplan::detail::fail(path_of(path, "architecture"), ": expected a string");
+        } catch (const invalid_argument& e) {
+            roofplan::detail::fail(path_of(path, "architecture"), ": ", e.what());
+        }
+    }();
+    const auto cc = text<7>(j, "compute_capability", path);
+    const auto dot = cc.view().find('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 >= cc.view().size())
+        roofplan::detail::fail(path_of(path, "compute_capability"), ": expected \"major.minor\", got '", cc.view(), "'");
+    d.cc_major = std::stoi(std::string(cc.view().substr(0, dot)));
+    d.cc_minor = std::stoi(std::string(cc.view().substr(dot + 1)));
+    d.form_factor = text<15>(j, "form_factor", path);
+    d.market = text<15>(j, "market", path);
+    d.sms = integer(j, "sms", path);
+    d.fp32_cores = integer(j, "fp32_cores", path);
+    d.tensor_cores = integer(j, "tensor_cores", path);
+    d.base_clock_mhz = number(j, "base_clock_mhz", path);
+    d.boost_clock_mhz = number(j, "boost_clock_mhz", path);
+    const json& peak = field(j, "peak", path);
+    const std::string peak_path = path_of(path, "peak");
+    d.peak.fp64 = number(peak, "fp64", peak_path, true);
+    d.peak.fp32 = number(peak, "fp32", peak_path);
+    d.peak.tf32_tensor = number(peak, "tf32_tensor", peak_path, true);
+    d.peak.fp16_tensor_fp16_acc = number(peak, "fp16_tensor_fp16_acc", peak_path, true);
+    d.peak.fp16_tensor_fp32_acc = number(peak, "fp16_tensor_fp32_acc", peak_path, true);
+    d.peak.bf16_tensor = number(peak, "bf16_tensor", peak_path, true);
+    d.peak.int8_tensor = number(peak, "int8_tensor", peak_path, true);
+    d.peak.int8_dp4a = number(peak, "int8_dp4a", peak_path, true);
+    d.memory_gib = number(j, "memory_gib", path);
+    d.memory_type = text<15>(j, "memory_type", path);
+    d.memory_bus_bits = integer(j, "memory_bus_bits", path);
+    d.bandwidth_gb_s = number(j, "bandwidth_gb_s", path);
+    d.l2_mib = number(j, "l2_mib", path);
+    d.tdp_w = number(j, "tdp_w", path);
+    const json& nv = field(j, "nvlink", path);
+    d.nvlink = {integer(nv, "generation", path_of(path, "nvlink")), integer(nv, "links", path_of(path, "nvlink")),
+                number(nv, "gb_s_per_link_per_direction", path_of(path, "nvlink"))};
+    const json& pcie = field(j, "pcie", path);
+    d.pcie = {integer(pcie, "generation", path_of(path, "pcie")), integer(pcie, "lanes", path_of(path, "pcie"))};
+    validate(d, path);
+    return d;
+}
+
+/// A device as JSON (the catalog's figures; sources live in data/devices.json).
+inline json to_json(const Device& d) {
+    const auto peak_or_null = [](double v) { return v > 0 ? json(v) : json(nullptr); };
+    json aliases = json::array();
+    for (const DeviceId& a : d.aliases)
+        if (!a.empty()) aliases.push_back(std::string(a.view()));
+    json peak;
+    for (MathClass m : all_math_classes) peak[std::string(to_string(m))] = m == MathClass::fp32 ? json(d.peak.fp32) : peak_or_null(d.peak[m]);
+    return {{"id", d.id.view()},
+            {"name", d.name.view()},
+            {"aliases", aliases},
+            {"architecture", to_string(d.architecture)},
+            {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+            {"form_factor", d.form_factor.view()},
+            {"market", d.market.view()},
+            {"sms", d.sms},
+            {"fp32_cores", d.fp32_cores},
+            {"tensor_cores", d.tensor_cores},
+            {"base_clock_mhz", d.base_clock_mhz},
+            {"boost_clock_mhz", d.boost_clock_mhz},
+            {"peak", peak},
+            {"memory_gib", d.memory_gib},
+            {"memory_type", d.memory_type.view()},
+            {"memory_bus_bits", d.memory_bus_bits},
+            {"bandwidth_gb_s", d.bandwidth_gb_s},
+            {"l2_mib", d.l2_mib},
+            {"tdp_w", d.tdp_w},
+            {"nvlink",
+             {{"generation", d.nvlink.generation},
+              {"links", d.nvlink.links},
+              {"gb_s_per_link_per_direction", d.nvlink.gb_s_per_link_per_direction}}},
+            {"pcie", {{"generation", d.pcie.generation}, {"lanes", d.pcie.lanes}}}};
+}
+
+/// Reads a whole file; errors name it.
+inline std::string read_text(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) roofplan::detail::fail("cannot open '", file, "'");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+inline json parse(const std::string& text, const std::string& file) {
+    try {
+        return json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        roofplan::detail::fail(file, ": not valid JSON (", e.what(), ")");
+    }
+}
+
+/// Devices from a JSON document: {"devices": [...]} or one device object.
+inline std::vector<Device> devices_from_json(const json& j, const std::string& file) {
+    std::vector<Device> out;
+    if (j.is_object() && j.contains("devices")) {
+        const json& list = j.at("devices");
+        if (!list.is_array() || list.empty()) roofplan::detail::fail(file, ": .devices must be a non-empty array");
+        for (std::size_t i = 0; i < list.size(); ++i)
+            out.push_back(device_from_json(list[i], file + ": .devices[" + std::to_string(i) + "]"));
+    } else if (j.is_object()) {
+        out.push_back(device_from_json(j, file + ": device"));
+    } else {
+        roofplan::detail::fail(file, ": expected {\"devices\": [...]} or a device object");
+    }
+    return out;
+}
+
+/// Adds the devices of a file to a catalog (same id: replaces).
+inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
+    for (const Device& d : devices_from_json(parse(read_text(file), file), file)) catalog.add(d, file);
+}
+
+/// An efficiency profile from JSON (schema "roofplan-profile/1"); missing fields keep the device's defaults.
+///   {"schema": "roofplan-profile/1", "device": "h200", "source": "...",
+///    "gemm": {"fp32": 0.9, "bf16_tensor": 0.72, ...}, "conv": 0.9, "vector": 0.5, "memory": 0.87,
+///    "launch_s": 4e-6, "power_w": 650, ...}
+inline EfficiencyProfile profile_from_json(const json& j, const Device& device, const std::string& file) {
+    if (!j.is_object()) roofplan::detail::fail(file, ": expected a profile object");
+    if (j.contains("schema") && j.at("schema") != "roofplan-profile/1")
+        roofplan::detail::fail(file, ": .schema must be \"roofplan-profile/1\"");
+    if (j.contains("device")) {
+        if (!j.at("device").is_string()) roofplan::detail::fail(file, ": .device: expected a string");
+        const std::string for_device = j.at("device").get<std::string>();
+        if (!device.answers_to(for_device))
+            roofplan::detail::fail(file, ": the profile is for device '", for_device, "', not '", device.id.view(), "'");
+    }
+    EfficiencyProfile p = default_profile(device);
+    p.source = FixedString<127>(std::string_view(file).substr(0, 127));
+    const std::string root = file + ": ";
+    const auto opt = [&](std::string_view key, double& target) {
+        if (j.contains(std::string(key))) target = detail::number(j, key, root);
+    };
+    if (j.contains("gemm")) {
+        const json& g = j.at("gemm");
+        if (!g.is_object()) roofplan::detail::fail(root, ".gemm: expected an object of math class -> fraction");
+        for (const auto& [key, value] : g.items()) {
+            bool known = false;
+            for (MathClass m : all_math_classes)
+                if (to_string(m) == key) {
+                    p.gemm[static_cast<std::size_t>(m)] = detail::number(g, key, root + ".gemm");
+                    known = true;
+                }
+            if (!known)
+                roofplan::detail::fail(root, ".gemm.", key, ": unknown math class; accepted: fp64, fp32, tf32_tensor, "
+                                       "fp16_tensor_fp16_acc, fp16_tensor_fp32_acc, bf16_tensor, int8_tensor, int8_dp4a");
+        }
+    }
+    opt("conv", p.conv);
+    opt("vector", p.vector);
+    opt("memory", p.memory);
+    opt("launch_s", p.launch_s);
+    opt("small_tile_efficiency", p.small_tile_efficiency);
+    opt("power_w", p.power_w);
+    for (auto [key, target] : {std::pair<std::string_view, int*>{"large_tile_m", &p.large_tile_m},
+                               {"large_tile_n", &p.large_tile_n},
+                               {"small_tile_m", &p.small_tile_m},
+                               {"small_tile_n", &p.small_tile_n},
+                               {"split_k_min", &p.split_k_min}})
+        if (j.contains(std::string(key))) *target = detail::integer(j, key, root);
+    validate(p, file);
+    return p;
+}
+
+inline EfficiencyProfile load_profile(const std::string& file, const Device& device) {
+    return profile_from_json(parse(read_text(file), file), device, file);
+}
+
+inline json to_json(const EfficiencyProfile& p) {
+    json gemm;
+    for (MathClass m : all_math_classes) gemm[std::string(to_string(m))] = p.gemm_efficiency(m);
+    return {{"schema", "roofplan-profile/1"}, {"source", p.source.view()}, {"gemm", gemm},
+            {"conv", p.conv}, {"vector", p.vector}, {"memory", p.memory}, {"launch_s", p.launch_s},
+            {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
+            {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
+            {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};
+}
+
+}  // namespace roofplan::io

@@ -1,0 +1,298 @@
+// tools/roofplan/predict_cmd.hpp — `roofplan devices`, `roofplan predict`, `roofplan roofline`.
+#pragma once
+
+#include "report.hpp"
+#include "svg.hpp"
+
+#include <roofplan/io/json.hpp>
+#include <roofplan/roofplan.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace roofplan::cli {
+
+using json = nlohmann::json;
+
+/// Options every device-aware command shares.
+struct DeviceOptions {
+    std::vector<std::string> device_files;
+    DeviceCatalog catalog() const {
+        DeviceCatalog c;
+        for (const std::string& f : device_files) io::load_devices(c, f);
+        return c;
+    }
+};
+
+inline void add_device_options(CLI::App* app, DeviceOptions& o) {
+    app->add_option("--device-file", o.device_files,
+                    "JSON file with extra devices (schema of data/devices.json); repeatable");
+}
+
+inline std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+inline std::string peak_text(double tflops) { return tflops > 0 ? fixed(tflops, tflops < 10 ? 2 : 1) : "-"; }
+
+inline int run_devices(const DeviceOptions& o, bool as_json) {
+    const DeviceCatalog catalog = o.catalog();
+    if (as_json) {
+        json out = json::array();
+        for (const Device& d : catalog.devices()) out.push_back(io::to_json(d));
+        std::cout << out.dump(2) << '\n';
+        return 0;
+    }
+    Table table({"id", "arch", "SMs", "boost MHz", "FP32", "TF32", "FP16 (fp32 acc)", "BF16", "INT8 TC", "DP4A",
+                 "memory", "GB/s", "L2 MiB", "TDP W", "NVLink"},
+                {false, false, true, true, true, true, true, true, true, true, true, true, true, true, false});
+    for (const Device& d : catalog.devices()) {
+        std::string fp16 = peak_text(d.peak.fp16_tensor_fp32_acc);
+        if (d.peak.fp16_tensor_fp16_acc > d.peak.fp16_tensor_fp32_acc)
+            fp16 += " (" + peak_text(d.peak.fp16_tensor_fp16_acc) + ")";
+        table.add({std::string(d.id.view()), std::string(to_string(d.architecture)), std::to_string(d.sms),
+                   fixed(d.boost_clock_mhz, 0), peak_text(d.peak.fp32), peak_text(d.peak.tf32_tensor), fp16,
+                   peak_text(d.peak.bf16_tensor), peak_text(d.peak.int8_tensor), peak_text(d.peak.int8_dp4a),
+                   fixed(d.memory_gib, 0) + " GiB " + std::string(d.memory_type.view()), fixed(d.bandwidth_gb_s, 0),
+                   fixed(d.l2_mib, 1), fixed(d.tdp_w, 0),
+                   d.nvlink.links ? std::to_string(d.nvlink.links) + "x" + fixed(d.nvlink.gb_s_per_link_per_direction, 0)
+                                  : std::string("-")});
+    }
+    std::cout << "Dense peaks in TFLOPS/TOPS (FP16 column: FP32 accumulate, FP16-accumulate rate in brackets where "
+                 "faster); NVLink: links x GB/s per direction.\nSources for every figure: data/devices.json.\n\n"
+              << table.render();
+    return 0;
+}
+
+struct PredictOptions {
+    DeviceOptions devices;
+    std::string model;
+    std::string device;
+    std::int64_t batch = 0;
+    std::int64_t seq = 0;
+    std::int64_t image_size = 0;
+    std::string precision = "fp32";
+    std::string mode = "train";
+    std::string optimizer = "sgd";
+    std::string profile;
+    double reserved_gib = 1.0;
+    int top = 12;
+    bool all_layers = false;
+    bool json = false;
+    std::string svg;  // roofline only
+};
+
+inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline) {
+    add_device_options(app, o.devices);
+    app->add_option("--model,-m", o.model, "Model id (see `roofplan models`)")->required();
+    app->add_option("--device,-d", o.device, "Device id or alias (see `roofplan devices`)")->required();
+    app->add_option("--batch,-b", o.batch, "Batch size per GPU (default: 32 for training, 1... see docs)");
+    app->add_option("--seq,-s", o.seq, "Sequence length (transformers, GNMT)");
+    app->add_option("--image-size", o.image_size, "Square input resolution (CNNs)");
+    app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (inference)");
+    app->add_option("--mode", o.mode, "train or infer");
+    app->add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam (training memory and update)");
+    app->add_option("--profile", o.profile, "Calibrated efficiency profile (JSON); default: per-generation defaults");
+    app->add_option("--reserved-gib", o.reserved_gib,
+                    "Framework memory besides tensors: CUDA context, workspaces (GiB, default 1)");
+    app->add_flag("--json", o.json, "Print JSON");
+    if (roofline) {
+        app->add_option("--svg", o.svg, "Write the roofline chart to this SVG file");
+    } else {
+        app->add_option("--top", o.top, "Layers to list, slowest first (default 12)");
+        app->add_flag("--layers", o.all_layers, "List every layer in model order");
+    }
+}
+
+/// What a predict/roofline run resolved its options to.
+struct Resolved {
+    Model model;
+    Device device;
+    EfficiencyProfile profile;
+    PredictRequest request;
+    std::int64_t size = 0;
+    bool uses_seq = false;
+    std::string model_id;
+};
+
+inline Resolved resolve(const PredictOptions& o) {
+    const DeviceCatalog catalog = o.devices.catalog();
+    const auto& entry = models::find_model(o.model);
+    Resolved r{entry.build({.seq = o.seq, .image_size = o.image_size}), catalog.find(o.device), {}, {}, 0,
+               entry.uses_seq(), std::string(entry.id)};
+    r.size = entry.uses_seq() ? (o.seq ? o.seq : entry.default_size) : (o.image_size ? o.image_size : entry.default_size);
+    r.profile = o.profile.empty() ? default_profile(r.device) : io::load_profile(o.profile, r.device);
+    r.request.mode = parse_mode(o.mode);
+    r.request.precision = parse_precision(o.precision);
+    r.request.optimizer = parse_optimizer(o.optimizer);
+    r.request.batch = o.batch != 0 ? o.batch : (r.request.mode == Mode::train ? 32 : 1);
+    roofplan::detail::require_batch(r.request.batch);
+    if (!(o.reserved_gib >= 0 && o.reserved_gib < 1e6))
+        roofplan::detail::fail("--reserved-gib must be a number of GiB >= 0, got ", fixed(o.reserved_gib, 3));
+    r.request.reserved = units::bytes(static_cast<std::int64_t>(o.reserved_gib * 1073741824.0));
+    return r;
+}
+
+inline json prediction_json(const Resolved& r, const Prediction& p) {
+    const Model& m = r.model;
+    json layers = json::array();
+    for (const LayerPrediction& lp : p.layers) {
+        const Node& n = m.nodes()[lp.node];
+        layers.push_back({{"name", n.name.view()},
+                          {"type", type_label(n.layer)},
+                          {"time_s", lp.time.value()},
+                          {"forward_s", lp.pass[0].value()},
+                          {"backward_data_s", lp.pass[1].value()},
+                          {"backward_weight_s", lp.pass[2].value()},
+                          {"bound", to_string(lp.bound)},
+                          {"flops", lp.flops.value()},
+                          {"bytes", lp.bytes.value()}});
+    }
+    json by_type = json::array();
+    for (const auto& [type, t] : p.by_type) by_type.push_back({{"type", type}, {"time_s", t.value()}});
+    json out = {{"model", r.model_id},
+                {"device", r.device.id.view()},
+                {"mode", to_string(p.mode)},
+                {"precision", to_string(p.precision)},
+                {"math_class", to_string(p.math)},
+                {"batch", p.batch},
+                {"throughput_samples_per_s", p.throughput_samples_per_s},
+                {"step_time_s", p.step_time.value()},
+                {"compute_time_s", p.compute_time.value()},
+                {"phase_time_s",
+                 {{"forward", p.phase_time[0].value()},
+                  {"backward_data", p.phase_time[1].value()},
+                  {"backward_weight", p.phase_time[2].value()},
+                  {"optimizer", p.phase_time[3].value()}}},
+                {"flops_per_step", p.flops.value()},
+                {"bytes_per_step", p.bytes.value()},
+                {"achieved_tflops", p.achieved.value() / 1e12},
+                {"fraction_of_peak", p.fraction_of_peak},
+                {"memory_bytes", p.memory.total().value()},
+                {"memory",
+                 {{"weights", p.memory.weights.value()},
+                  {"gradients", p.memory.gradients.value()},
+                  {"optimizer_state", p.memory.optimizer_state.value()},
+                  {"activations", p.memory.activations.value()},
+                  {"activations_per_sample", p.memory.activations_per_sample.value()},
+                  {"reserved", p.memory.reserved.value()},
+                  {"capacity", p.capacity.value()}}},
+                {"fits", p.fits},
+                {"max_batch", p.max_batch},
+                {"power_w", p.power.value()},
+                {"samples_per_joule", p.samples_per_joule},
+                {"samples_per_s_per_watt", p.samples_per_joule},
+                {"profile", r.profile.source.view()},
+                {"by_type", by_type},
+                {"layers", layers}};
+    if (p.mode == Mode::train) out["optimizer"] = to_string(p.optimizer);
+    out[r.uses_seq ? "seq" : "image_size"] = r.size;
+    return out;
+}
+
+inline std::string seconds_text(double s) {
+    if (s >= 1) return fixed(s, 3) + " s";
+    if (s >= 1e-3) return fixed(s * 1e3, 3) + " ms";
+    return fixed(s * 1e6, 1) + " us";
+}
+
+inline std::string gib(std::int64_t bytes) { return fixed(static_cast<double>(bytes) / 1073741824.0, 2) + " GiB"; }
+
+inline int run_predict(const PredictOptions& o) {
+    const Resolved r = resolve(o);
+    const Prediction p = Predictor(r.model)(r.device, r.profile, r.request);
+    if (o.json) {
+        std::cout << prediction_json(r, p).dump(2) << '\n';
+        return 0;
+    }
+    const bool train = p.mode == Mode::train;
+    std::cout << r.model_id << " on " << r.device.name.view() << " (" << r.device.id.view() << "): "
+              << (train ? "training" : "inference") << ", batch " << p.batch << ", " << to_string(p.precision)
+              << " on " << to_string(p.math) << (r.uses_seq ? ", seq " : ", image ") << r.size << "\n"
+              << "efficiency profile: " << r.profile.source.view() << "\n\n";
+    std::cout << "  throughput      " << fixed(p.throughput_samples_per_s, 1) << " samples/s\n"
+              << "  step time       " << seconds_text(p.step_time.value()) << "\n";
+    if (train)
+        std::cout << "    forward " << seconds_text(p.phase_time[0].value()) << ", backward-data "
+                  << seconds_text(p.phase_time[1].value()) << ", backward-weight "
+                  << seconds_text(p.phase_time[2].value()) << ", optimizer " << seconds_text(p.phase_time[3].value())
+                  << "\n";
+    std::cout << "  arithmetic      " << si(p.flops.value()) << "FLOP, " << si(p.bytes.value()) << "B moved per step\n"
+              << "  achieved        " << fixed(p.achieved.value() / 1e12, 1) << " TFLOP/s = "
+              << fixed(100 * p.fraction_of_peak, 1) << "% of the " << to_string(p.math) << " peak ("
+              << peak_text(r.device.peak[p.math]) << ")\n"
+              << "  memory          " << gib(p.memory.total().value()) << " of " << gib(p.capacity.value())
+              << (p.fits ? " (fits)" : " (DOES NOT FIT)") << "; largest batch that fits: " << p.max_batch << "\n"
+              << "    weights " << gib(p.memory.weights.value()) << ", gradients " << gib(p.memory.gradients.value())
+              << ", optimizer " << gib(p.memory.optimizer_state.value()) << ", activations "
+              << gib(p.memory.activations.value()) << ", reserved " << gib(p.memory.reserved.value()) << "\n"
+              << "  energy          " << fixed(p.samples_per_joule, 2) << " samples/J at " << fixed(p.power.value(), 0)
+              << " W (" << (r.profile.power_w > 0 ? "measured" : "TDP") << ")\n\n";
+
+    Table types({"layer type", "time", "share"}, {false, true, true});
+    for (const auto& [type, t] : p.by_type)
+        types.add({std::string(type), seconds_text(t.value()), fixed(100 * t.value() / p.step_time.value(), 1) + "%"});
+    std::cout << types.render() << "\n";
+
+    std::vector<const LayerPrediction*> order;
+    for (const LayerPrediction& lp : p.layers) order.push_back(&lp);
+    if (!o.all_layers) {
+        std::stable_sort(order.begin(), order.end(),
+                         [](const auto* a, const auto* b) { return a->time.value() > b->time.value(); });
+        if (o.top >= 0 && order.size() > static_cast<std::size_t>(o.top)) order.resize(static_cast<std::size_t>(o.top));
+    }
+    Table layers({"layer", "type", "time", "fwd", "bwd-data", "bwd-weight", "FLOP/B", "bound"},
+                 {false, false, true, true, true, true, true, false});
+    for (const LayerPrediction* lp : order) {
+        const Node& n = r.model.nodes()[lp->node];
+        layers.add({std::string(n.name.view()), std::string(type_label(n.layer)), seconds_text(lp->time.value()),
+                    seconds_text(lp->pass[0].value()), train ? seconds_text(lp->pass[1].value()) : "-",
+                    train ? seconds_text(lp->pass[2].value()) : "-",
+                    fixed(lp->bytes.value() > 0 ? lp->flops.value() / lp->bytes.value() : 0.0, 1),
+                    std::string(to_string(lp->bound))});
+    }
+    std::cout << (o.all_layers ? "every layer:\n" : "slowest layers:\n") << layers.render();
+    return 0;
+}
+
+inline int run_roofline(const PredictOptions& o) {
+    Resolved r = resolve(o);
+    r.request.per_layer = true;
+    const Prediction p = Predictor(r.model)(r.device, r.profile, r.request);
+    RooflineChart chart = roofline_chart(r.model, r.device, r.profile, p, r.model_id);
+    if (!o.svg.empty()) {
+        std::ofstream out(o.svg);
+        if (!out) roofplan::detail::fail("cannot write '", o.svg, "'");
+        out << render_svg(chart);
+        if (!out) roofplan::detail::fail("writing '", o.svg, "' failed");
+    }
+    if (o.json) {
+        json roofs = json::array();
+        for (const auto& roof : chart.roofs)
+            roofs.push_back({{"label", roof.label}, {"peak_flops_per_s", roof.peak}, {"ridge_flops_per_byte", roof.peak / chart.bandwidth}});
+        json points = json::array();
+        for (const auto& pt : chart.points)
+            points.push_back({{"name", pt.name}, {"type", pt.type}, {"arithmetic_intensity", pt.intensity},
+                              {"flops_per_s", pt.performance}, {"time_s", pt.time}, {"bound", pt.bound}});
+        std::cout << json{{"model", r.model_id}, {"device", r.device.id.view()}, {"precision", to_string(p.precision)},
+                          {"mode", to_string(p.mode)}, {"batch", p.batch}, {"bandwidth_bytes_per_s", chart.bandwidth},
+                          {"roofs", roofs}, {"points", points}, {"svg", o.svg}}
+                         .dump(2)
+                  << '\n';
+        return 0;
+    }
+    if (o.svg.empty()) roofplan::detail::fail("roofline: give --svg FILE for the chart, or --json for its data");
+    std::cout << "wrote " << o.svg << ": " << chart.points.size() << " layers of " << r.model_id << " on "
+              << r.device.id.view() << " (" << to_string(p.precision) << ", batch " << p.batch << ")\n";
+    return 0;
+}
+
+}  // namespace roofplan::cli
