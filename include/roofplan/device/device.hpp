@@ -214,6 +214,18 @@ constexpr MathClass math_class(const Device& d, Precision precision, Mode mode) 
     return MathClass::fp32;
 }
 
+/// Whether the device runs `precision` in `mode` (math_class would succeed), without throwing.
+constexpr bool supports(const Device& d, Precision precision, Mode mode) {
+    switch (precision) {
+        case Precision::fp32: return d.peak.fp32 > 0;
+        case Precision::tf32: return d.peak.tf32_tensor > 0;
+        case Precision::amp_fp16: return d.peak.fp16_tensor_fp32_acc > 0 || (mode == Mode::infer && d.peak.fp16_tensor_fp16_acc > 0);
+        case Precision::amp_bf16: return d.peak.bf16_tensor > 0;
+        case Precision::int8: return mode == Mode::infer && (d.peak.int8_tensor > 0 || d.peak.int8_dp4a > 0);
+    }
+    return false;
+}
+
 /// Checks a device's figures (for user-supplied devices): positive where a GPU must have them, non-negative
 /// elsewhere, finite.  `where` prefixes the message (e.g. the file name).
 constexpr void validate(const Device& d, std::string_view where = "device") {

@@ -22,6 +22,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -130,6 +132,7 @@ class Predictor {
 public:
     explicit Predictor(const Model& model) : model_(&model) {
         const auto& nodes = model.nodes();
+        std::map<Key, std::uint32_t> index;
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             const Node& n = nodes[i];
             const bool conv = std::holds_alternative<Conv2D>(n.layer);
@@ -160,7 +163,7 @@ public:
                 if (it.macs[0] + it.macs[1] + it.vector_flops[0] + it.vector_flops[1] + it.elements[0] +
                         it.elements[1] + it.gradients[0] + it.gradients[1] == 0)
                     continue;  // a view (flatten) or a pass with nothing to do: no kernel
-                items_.push_back(it);
+                add_item(it, index);
                 if (p == 0) {
                     // Saved for backward: each layer's output, except ReLU's, which runs in place (torchvision,
                     // Keras); inference keeps only one layer's input and output alive at a time.
@@ -171,6 +174,10 @@ public:
                 grow_slope(a);
             }
             if (roofplan::params(n.layer) > 0) ++param_tensors_;
+            const std::string_view type = type_label(n.layer);
+            const auto known = std::find(type_names_.begin(), type_names_.end(), type);
+            node_type_.push_back(static_cast<std::uint16_t>(known - type_names_.begin()));
+            if (known == type_names_.end()) type_names_.push_back(type);
         }
         params_ = model.params();
         // The largest batch at which every count (and every byte count at up to 4 bytes per element) fits in
@@ -203,48 +210,69 @@ public:
         const double width = static_cast<double>(element_bytes(request.precision));
         const bool amp = request.precision == Precision::amp_fp16 || request.precision == Precision::amp_bf16;
         const double gradient_width = amp ? 4.0 : width;
-        const double sms = device.sms;
+        const Tilings tiles = tilings(profile, device.sms);
         const double matrix_rate = device.peak[out.math] * 1e12 * profile.gemm_efficiency(out.math);
         const double vector_rate = device.peak.fp32 * 1e12 * profile.vector;
         const double byte_rate = device.bandwidth_gb_s * 1e9 * profile.memory;
+        // Seconds per MAC (GEMM, convolution), per vector FLOP, per byte: the loop multiplies.
+        const double s_per_mac = 2.0 / matrix_rate;
+        const double s_per_conv_mac = s_per_mac / profile.conv;
+        const double s_per_flop = 1.0 / vector_rate;
+        const double s_per_byte = 1.0 / byte_rate;
         const double launch = profile.launch_s;
         const bool train = request.mode == Mode::train;
 
-        double total_flops = 0, total_bytes = 0;
-        std::array<double, 4> phase{};
-        if (request.per_layer) out.layers.reserve(model_->size());
-        for (const Item& it : items_) {
-            if (!train && it.pass != 0) continue;
+        // Identical items (repeated blocks) are timed once and counted by multiplicity.
+        const auto time_of = [&](const Item& it) {
+            Timed t;
             const double macs = it.macs[0] * b + it.macs[1];
             const double vflops = it.vector_flops[0] * b + it.vector_flops[1];
-            const double bytes = width * (it.elements[0] * b + it.elements[1]) +
-                                 gradient_width * (it.gradients[0] * b + it.gradients[1]);
+            t.bytes = width * (it.elements[0] * b + it.elements[1]) +
+                      gradient_width * (it.gradients[0] * b + it.gradients[1]);
             double compute = 0;
             if (macs > 0) {
-                const double u = it.gemm ? utilization(it, b, sms, profile) : 1.0;
-                compute = 2.0 * macs / (matrix_rate * (it.conv ? profile.conv : 1.0) * u);
+                const double slowdown = it.gemm ? quantization(it, b, tiles) : 1.0;
+                compute = macs * (it.conv ? s_per_conv_mac : s_per_mac) * slowdown;
             }
-            compute += vflops / vector_rate;
-            const double memory = bytes / byte_rate;
+            compute += vflops * s_per_flop;
+            const double memory = t.bytes * s_per_byte;
             const double busy = std::max(compute, memory);
-            const double time = busy + launch;
-            total_flops += 2.0 * macs + vflops;
-            total_bytes += bytes;
-            phase[it.pass] += time;
-            if (request.per_layer) {
-                const Bound bound = launch >= busy ? Bound::latency : compute >= memory ? Bound::compute : Bound::memory;
-                if (out.layers.empty() || out.layers.back().node != it.node) {
+            t.time = busy + launch;
+            t.flops = 2.0 * macs + vflops;
+            t.bound = launch >= busy ? Bound::latency : compute >= memory ? Bound::compute : Bound::memory;
+            return t;
+        };
+        double total_flops = 0, total_bytes = 0;
+        std::array<double, 4> phase{};
+        std::vector<Timed> timed;
+        if (request.per_layer) timed.resize(kinds_.size());
+        for (std::size_t i = 0; i < kinds_.size(); ++i) {
+            const Item& it = kinds_[i];
+            if (!train && it.pass != 0) continue;
+            const Timed t = time_of(it);
+            const double times = multiplicity_[i];
+            phase[it.pass] += times * t.time;
+            total_flops += times * t.flops;
+            total_bytes += times * t.bytes;
+            if (request.per_layer) timed[i] = t;
+        }
+        if (request.per_layer) {
+            out.layers.reserve(model_->size());
+            for (const Placed& at : items_) {
+                if (!train && at.pass != 0) continue;
+                const Timed& t = timed[at.kind];
+                if (out.layers.empty() || out.layers.back().node != at.node) {
                     LayerPrediction lp;
-                    lp.node = it.node;
-                    lp.bound = bound;
+                    lp.node = at.node;
+                    lp.bound = t.bound;
                     out.layers.push_back(lp);
                 }
                 LayerPrediction& lp = out.layers.back();
-                if (time > lp.pass[lp_slowest(lp)].value()) lp.bound = bound;
-                lp.pass[it.pass] = units::in_seconds(lp.pass[it.pass].value() + time);
-                lp.time = units::in_seconds(lp.time.value() + time);
-                lp.flops = units::flop_amount::from_value(lp.flops.value() + 2.0 * macs + vflops);
-                lp.bytes = units::byte_amount::from_value(lp.bytes.value() + bytes);
+                if (t.time > lp.pass[lp_slowest(lp)].value()) lp.bound = t.bound;
+                lp.pass[at.pass] = units::in_seconds(lp.pass[at.pass].value() + t.time);
+                lp.time = units::in_seconds(lp.time.value() + t.time);
+                lp.flops = units::flop_amount::from_value(lp.flops.value() + t.flops);
+                lp.bytes = units::byte_amount::from_value(lp.bytes.value() + t.bytes);
             }
         }
 
@@ -291,13 +319,14 @@ public:
         out.samples_per_joule = out.throughput_samples_per_s / out.power.value();
 
         if (request.per_layer) {
+            std::vector<double> per_type(type_names_.size(), 0.0);
+            std::vector<bool> seen(type_names_.size(), false);
             for (const LayerPrediction& lp : out.layers) {
-                const std::string_view type = type_label(model_->nodes()[lp.node].layer);
-                auto at = std::find_if(out.by_type.begin(), out.by_type.end(),
-                                       [&](const auto& e) { return e.first == type; });
-                if (at == out.by_type.end()) out.by_type.emplace_back(type, lp.time);
-                else at->second = units::in_seconds(at->second.value() + lp.time.value());
+                per_type[node_type_[lp.node]] += lp.time.value();
+                seen[node_type_[lp.node]] = true;
             }
+            for (std::size_t i = 0; i < per_type.size(); ++i)
+                if (seen[i]) out.by_type.emplace_back(type_names_[i], units::in_seconds(per_type[i]));
             if (train) out.by_type.emplace_back("optimizer", out.phase_time[3]);
             std::stable_sort(out.by_type.begin(), out.by_type.end(),
                              [](const auto& x, const auto& y) { return x.second.value() > y.second.value(); });
@@ -321,6 +350,33 @@ private:
         bool conv = false;
     };
 
+    /// A timed item.
+    struct Timed {
+        double time = 0, flops = 0, bytes = 0;
+        Bound bound = Bound::memory;
+    };
+    /// Where an item occurs: a node's pass, and which distinct item it is.
+    struct Placed {
+        std::uint32_t node = 0;
+        std::uint32_t kind = 0;
+        std::uint8_t pass = 0;
+    };
+    using Pair = std::array<double, 2>;
+    using Key = std::tuple<Pair, Pair, Pair, Pair, Pair, Pair, Pair, Pair, std::uint8_t, bool, bool>;
+    static Key key_of(const Item& it) {
+        return {it.macs, it.vector_flops, it.elements, it.gradients, it.m, it.n, it.k, it.count, it.pass, it.gemm,
+                it.conv};
+    }
+    void add_item(const Item& it, std::map<Key, std::uint32_t>& index) {
+        auto [at, inserted] = index.try_emplace(key_of(it), static_cast<std::uint32_t>(kinds_.size()));
+        if (inserted) {
+            kinds_.push_back(it);
+            multiplicity_.push_back(0);
+        }
+        multiplicity_[at->second] += 1;
+        items_.push_back({it.node, at->second, it.pass});
+    }
+
     static void set(std::array<double, 2>& field, std::int64_t slope, std::int64_t intercept) {
         field = {static_cast<double>(slope), static_cast<double>(intercept)};
     }
@@ -339,23 +395,54 @@ private:
 
     /// Tile utilization of the item's GEMM at batch b: ideal time over the time of the better tiling, each
     /// tiling's time = waves × tile work / tile efficiency, with split-K when there are fewer tiles than SMs.
-    static double utilization(const Item& it, double b, double sms, const EfficiencyProfile& p) {
+    /// A tiling's constants, with reciprocals so that the hot loop multiplies instead of dividing.
+    struct Tiling {
+        double tm, tn, inv_tm, inv_tn, inv_efficiency;
+    };
+    struct Tilings {
+        Tiling large, small;
+        double sms, inv_sms, split_k_min, inv_split_k_min;
+    };
+    static Tilings tilings(const EfficiencyProfile& p, double sms) {
+        const auto t = [](double tm, double tn, double e) { return Tiling{tm, tn, 1.0 / tm, 1.0 / tn, 1.0 / e}; };
+        return {t(p.large_tile_m, p.large_tile_n, 1.0), t(p.small_tile_m, p.small_tile_n, p.small_tile_efficiency), sms,
+                1.0 / sms, static_cast<double>(p.split_k_min), 1.0 / p.split_k_min};
+    }
+
+    /// Wave-quantization slowdown (>= 1) of the item's GEMM at batch b: the time of the better tiling over the
+    /// ideal time (all SMs busy, no tile padded).
+    static double quantization(const Item& it, double b, const Tilings& t) {
         const double m = it.m[0] * b + it.m[1];
         const double n = it.n[0] * b + it.n[1];
         const double k = it.k[0] * b + it.k[1];
         const double count = it.count[0] * b + it.count[1];
         if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return 1.0;
-        const auto tiled = [&](double tm, double tn, double efficiency) {
-            const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * count;
-            double split = 1;
-            if (tiles < sms) split = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / p.split_k_min)));
-            const double waves = std::ceil(tiles * split / sms);
-            return waves * tm * tn * std::ceil(k / split) / efficiency;
-        };
-        const double best = std::min(tiled(p.large_tile_m, p.large_tile_n, 1.0),
-                                     tiled(p.small_tile_m, p.small_tile_n, p.small_tile_efficiency));
-        const double ideal = m * n * k * count / sms;
-        return std::min(1.0, ideal / best);
+        const double best = std::min(tiled(m, n, k, count, t.large, t), tiled(m, n, k, count, t.small, t));
+        const double ideal = m * n * k * count * t.inv_sms;
+        return std::max(1.0, best / ideal);
+    }
+    /// Time (in MAC units per SM) of a GEMM cut into tm x tn tiles: waves x tile work / efficiency.
+    static double tiled(double m, double n, double k, double count, const Tiling& tile, const Tilings& t) {
+        const double tiles = ceil_div(m, tile.tm, tile.inv_tm) * ceil_div(n, tile.tn, tile.inv_tn) * count;
+        if (tiles >= t.sms)  // enough tiles for every SM: no split-K
+            return ceil_div(tiles, t.sms, t.inv_sms) * tile.tm * tile.tn * k * tile.inv_efficiency;
+        const double split = std::max(1.0, std::min(floor(t.sms / tiles), floor(k * t.inv_split_k_min)));
+        const double k_per_split = split == 1 ? k : ceil(k / split);
+        return ceil_div(tiles * split, t.sms, t.inv_sms) * tile.tm * tile.tn * k_per_split * tile.inv_efficiency;
+    }
+    /// ⌈x / d⌉ for integral x, d > 0, from a multiplication by 1/d corrected for rounding.
+    static double ceil_div(double x, double d, double inv_d) {
+        double q = ceil(x * inv_d);
+        if ((q - 1) * d >= x) q -= 1;
+        else if (q * d < x) q += 1;
+        return q;
+    }
+    // Rounding for the non-negative values below 2^52 that GEMM extents are (a truncating conversion is one
+    // instruction; std::ceil is a library call without SSE4.1).
+    static double floor(double x) { return static_cast<double>(static_cast<std::int64_t>(x)); }
+    static double ceil(double x) {
+        const double t = floor(x);
+        return t < x ? t + 1.0 : t;
     }
 
     [[nodiscard]] MemoryBreakdown memory(const PredictRequest& r, double params) const {
@@ -379,7 +466,12 @@ private:
     }
 
     const Model* model_;
-    std::vector<Item> items_;
+    std::vector<Item> kinds_;            ///< distinct items
+    std::vector<double> multiplicity_;   ///< how often each distinct item occurs
+    std::vector<Placed> items_;          ///< every item, in model order
+    std::vector<std::string_view> type_names_;  ///< distinct layer type labels
+    std::vector<std::uint16_t> node_type_;      ///< per node, its index in type_names_
+
     std::int64_t params_ = 0;
     std::int64_t param_tensors_ = 0;
     std::int64_t saved_per_sample_ = 0;
