@@ -1,4 +1,4 @@
-// roofplan/roofplan.hpp — the umbrella header: units, layer descriptors, models and the zoo.
+// roofplan/roofplan.hpp — the umbrella header: units, layers, models and the zoo, devices, the engine, systems.
 #pragma once
 
 #include <roofplan/layers/layer.hpp>
@@ -10,6 +10,10 @@
 #include <roofplan/models/zoo.hpp>
 #include <roofplan/precision.hpp>
 #include <roofplan/shape.hpp>
+#include <roofplan/system/collective.hpp>
+#include <roofplan/system/parallel.hpp>
+#include <roofplan/system/systems.hpp>
+#include <roofplan/system/topology.hpp>
 #include <roofplan/units.hpp>
 #include <roofplan/version.hpp>
 #include <roofplan/work.hpp>

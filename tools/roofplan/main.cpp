@@ -1,5 +1,6 @@
 // tools/roofplan/main.cpp — the roofplan command-line interface.
 #include "predict_cmd.hpp"
+#include "system_cmd.hpp"
 #include "report.hpp"
 
 #include <roofplan/roofplan.hpp>
@@ -171,6 +172,16 @@ int main(int argc, char** argv) {
     auto* predict = app.add_subcommand(
         "predict", "Predict training or inference on one GPU: throughput, step time, bounds, memory, energy");
     roofplan::cli::add_predict_options(predict, predict_options, false);
+    roofplan::cli::SystemPredictOptions system_predict_options;
+    roofplan::cli::add_system_predict_options(predict, system_predict_options);
+
+    bool systems_json = false;
+    auto* systems = app.add_subcommand("systems", "List the multi-GPU systems and their interconnects");
+    systems->add_flag("--json", systems_json, "Print JSON");
+
+    roofplan::cli::CollectiveOptions collective_options;
+    auto* collective = app.add_subcommand("collective", "Predict NCCL collective time, algbw and busbw on a system");
+    roofplan::cli::add_collective_options(collective, collective_options);
 
     roofplan::cli::PredictOptions roofline_options;
     auto* roofline = app.add_subcommand("roofline", "Draw a model's layers on a device's roofline (SVG)");
@@ -185,7 +196,11 @@ int main(int argc, char** argv) {
         if (*models) return run_models(models_json);
         if (*inspect) return run_inspect(inspect_options);
         if (*devices) return roofplan::cli::run_devices(devices_options, devices_json);
+        if (*predict && !system_predict_options.system.empty())
+            return roofplan::cli::run_predict_system(predict_options, system_predict_options);
         if (*predict) return roofplan::cli::run_predict(predict_options);
+        if (*systems) return roofplan::cli::run_systems(systems_json);
+        if (*collective) return roofplan::cli::run_collective(collective_options);
         if (*roofline) return roofplan::cli::run_roofline(roofline_options);
     } catch (const roofplan::invalid_argument& e) {
         std::cerr << "roofplan: error: " << e.what() << '\n';

@@ -93,7 +93,8 @@ struct PredictOptions {
 inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline) {
     add_device_options(app, o.devices);
     app->add_option("--model,-m", o.model, "Model id (see `roofplan models`)")->required();
-    app->add_option("--device,-d", o.device, "Device id or alias (see `roofplan devices`)")->required();
+    auto* device = app->add_option("--device,-d", o.device, "Device id or alias (see `roofplan devices`)");
+    if (roofline) device->required();
     app->add_option("--batch,-b", o.batch, "Batch size per GPU (default: 32 for training, 1... see docs)");
     app->add_option("--seq,-s", o.seq, "Sequence length (transformers, GNMT)");
     app->add_option("--image-size", o.image_size, "Square input resolution (CNNs)");
@@ -124,6 +125,7 @@ struct Resolved {
 };
 
 inline Resolved resolve(const PredictOptions& o) {
+    if (o.device.empty()) roofplan::detail::fail("give --device D (or --system S, whose GPU is used)");
     const DeviceCatalog catalog = o.devices.catalog();
     const auto& entry = models::find_model(o.model);
     Resolved r{entry.build({.seq = o.seq, .image_size = o.image_size}), catalog.find(o.device), {}, {}, 0,

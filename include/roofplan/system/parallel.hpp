@@ -1,0 +1,158 @@
+// roofplan/system/parallel.hpp — data-parallel training on a system: DDP (bucketed all-reduce overlapped with the
+// backward pass) and nn.DataParallel (broadcast + reduce through one GPU), scaling efficiency, time-to-train, cost.
+#pragma once
+
+#include <roofplan/engine/predict.hpp>
+#include <roofplan/system/collective.hpp>
+#include <roofplan/system/systems.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+namespace roofplan {
+
+enum class DataParallel { ddp, dp };
+
+constexpr std::string_view to_string(DataParallel d) { return d == DataParallel::ddp ? "ddp" : "dp"; }
+inline DataParallel parse_data_parallel(std::string_view name) {
+    if (name == "ddp") return DataParallel::ddp;
+    if (name == "dp" || name == "dataparallel") return DataParallel::dp;
+    detail::fail("unknown data-parallel mode '", name, "'; accepted: ddp (DistributedDataParallel), dp (nn.DataParallel)");
+}
+
+/// How the GPUs are used.
+struct ParallelRequest {
+    int gpus = 1;             ///< in total
+    int nodes = 0;            ///< 0: as few as the GPUs need
+    DataParallel mode = DataParallel::ddp;
+    double bucket_bytes = 25.0 * 1024 * 1024;  ///< DDP's bucket_cap_mb (25 MiB by default)
+    bool overlap = true;      ///< DDP overlaps bucket all-reduces with the backward pass
+    bool single_flow = false; ///< multi-node traffic on one TCP flow per node
+    Algorithm algorithm = Algorithm::ring;
+    LinkParameters links{};
+};
+
+struct ParallelPrediction {
+    Prediction gpu;           ///< one GPU's compute (per-GPU batch)
+    int gpus = 1;
+    int nodes = 1;
+    units::seconds step_time{};
+    units::seconds compute_time{};
+    units::seconds comm_time{};     ///< all communication of a step, as if alone
+    units::seconds exposed_comm{};  ///< the part not hidden behind computation
+    double comm_fraction = 0;       ///< exposed communication / step time
+    double throughput_samples_per_s = 0;  ///< all GPUs together
+    double scaling_efficiency = 0;        ///< throughput / (gpus × one GPU's throughput alone)
+    bool comm_hidden = true;
+};
+
+/// Where `gpus` GPUs sit on a system: the first GPUs of each node.
+inline CollectivePlace placement(const System& s, const ParallelRequest& r) {
+    if (r.gpus < 1) detail::fail("the number of GPUs must be >= 1, got ", r.gpus);
+    int nodes = r.nodes;
+    if (nodes == 0) nodes = (r.gpus + s.gpus_per_node - 1) / s.gpus_per_node;
+    if (nodes < 1 || nodes > s.max_nodes)
+        detail::fail("system '", s.id.view(), "' allows 1 to ", s.max_nodes, " nodes of ", s.gpus_per_node,
+                     " GPUs; ", r.gpus, " GPUs need ", nodes);
+    if (r.gpus % nodes != 0)
+        detail::fail(r.gpus, " GPUs do not split evenly over ", nodes, " nodes");
+    const int per_node = r.gpus / nodes;
+    if (per_node > s.gpus_per_node)
+        detail::fail("system '", s.id.view(), "' has ", s.gpus_per_node, " GPUs per node; ", r.gpus, " GPUs on ",
+                     nodes, " node(s) need ", per_node, " (use --nodes for more)");
+    return {first_gpus(s, per_node), nodes, r.single_flow};
+}
+
+/// Predicts data-parallel training: every GPU runs the per-GPU batch of `request`; gradients (FP32, 4 bytes per
+/// parameter, as DDP reduces the FP32 master gradients under AMP too) are all-reduced.
+///
+/// DDP: gradients become ready layer by layer in the backward pass (last layer first) and are packed into
+/// buckets; a bucket's all-reduce starts when it is full and the previous one is done; the step ends when the
+/// backward pass and the last all-reduce have both finished, then the optimizer runs.  Without overlap, the
+/// all-reduces follow the backward pass.  nn.DataParallel: the parameters are broadcast from GPU 0 each step,
+/// the gradients reduced to GPU 0 after the backward pass, and the optimizer runs there; nothing overlaps.
+inline ParallelPrediction predict_parallel(const Predictor& predictor, const Device& device,
+                                           const EfficiencyProfile& profile, PredictRequest request, const System& s,
+                                           const ParallelRequest& pr) {
+    if (request.mode != Mode::train) detail::fail("data-parallel prediction is for training (--mode train)");
+    const CollectivePlace place = placement(s, pr);
+    request.per_layer = true;
+    ParallelPrediction out;
+    out.gpu = predictor(device, profile, request);
+    out.gpus = pr.gpus;
+    out.nodes = place.nodes;
+    const Prediction& g = out.gpu;
+    const double fwd = g.phase_time[0].value();
+    const double bwd = g.phase_time[1].value() + g.phase_time[2].value();
+    const double opt = g.phase_time[3].value();
+    const auto& nodes = predictor.model().nodes();
+    const double grad_bytes_total = 4.0 * static_cast<double>(predictor.model().params());
+    const auto allreduce = [&](double bytes) {
+        if (pr.gpus == 1 || bytes <= 0) return 0.0;
+        return collective_time(s, Collective::allreduce, static_cast<std::int64_t>(std::ceil(bytes)), place,
+                               pr.algorithm, pr.links)
+            .time.value();
+    };
+    double step = 0, comm = 0;
+    if (pr.mode == DataParallel::ddp) {
+        // Walk the backward pass from the last layer, filling buckets.
+        double t = 0, filled = 0, comm_end = 0;
+        for (auto it = g.layers.rbegin(); it != g.layers.rend(); ++it) {
+            t += it->pass[1].value() + it->pass[2].value();
+            filled += 4.0 * static_cast<double>(roofplan::params(nodes[it->node].layer));
+            if (filled >= pr.bucket_bytes) {
+                const double c = allreduce(filled);
+                comm += c;
+                comm_end = (pr.overlap ? std::max(t, comm_end) : std::max(bwd, comm_end)) + c;
+                filled = 0;
+            }
+        }
+        if (filled > 0) {
+            const double c = allreduce(filled);
+            comm += c;
+            comm_end = std::max(bwd, comm_end) + c;
+        }
+        step = fwd + std::max(bwd, comm_end) + opt;
+    } else {
+        const auto collective = [&](Collective op) {
+            if (pr.gpus == 1) return 0.0;
+            return collective_time(s, op, static_cast<std::int64_t>(grad_bytes_total), place, pr.algorithm, pr.links)
+                .time.value();
+        };
+        comm = collective(Collective::broadcast) + collective(Collective::reduce);
+        step = fwd + bwd + comm + opt;
+    }
+    out.compute_time = units::in_seconds(fwd + bwd + opt);
+    out.comm_time = units::in_seconds(comm);
+    out.step_time = units::in_seconds(step);
+    out.exposed_comm = units::in_seconds(step - (fwd + bwd + opt));
+    out.comm_fraction = out.exposed_comm.value() / step;
+    out.comm_hidden = out.exposed_comm.value() <= 1e-3 * step;
+    out.throughput_samples_per_s = static_cast<double>(request.batch) * pr.gpus / step;
+    out.scaling_efficiency = out.throughput_samples_per_s / (pr.gpus * g.throughput_samples_per_s);
+    return out;
+}
+
+/// Wall time and cost of training: `samples` per epoch, `epochs`, at a price per GPU-hour.
+struct TrainingRun {
+    double steps = 0;
+    units::seconds time{};
+    double gpu_hours = 0;
+    double cost = 0;
+};
+
+inline TrainingRun time_to_train(const ParallelPrediction& p, std::int64_t batch_per_gpu, double samples,
+                                 double epochs, double price_per_gpu_hour = 0) {
+    if (!(samples > 0) || !(epochs > 0)) detail::fail("dataset size and epochs must be positive");
+    if (!(price_per_gpu_hour >= 0)) detail::fail("the price per GPU-hour must be >= 0");
+    TrainingRun r;
+    const double global_batch = static_cast<double>(batch_per_gpu) * p.gpus;
+    r.steps = std::ceil(samples / global_batch) * epochs;
+    r.time = units::in_seconds(r.steps * p.step_time.value());
+    r.gpu_hours = r.time.value() / 3600.0 * p.gpus;
+    r.cost = r.gpu_hours * price_per_gpu_hour;
+    return r;
+}
+
+}  // namespace roofplan

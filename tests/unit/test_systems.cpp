@@ -1,0 +1,158 @@
+// Systems and collectives: nccl-tests conventions, ring bandwidths of the source topologies, latency and bandwidth
+// regimes, monotonicity, data-parallel scaling, time-to-train, and error paths.
+#include <roofplan/roofplan.hpp>
+
+#include <doctest/doctest.h>
+
+using namespace roofplan;
+
+namespace {
+double ring(std::string_view system, GpuSet gpus) { return ring_bandwidth(find_system(system), gpus).gb_s; }
+}  // namespace
+
+TEST_CASE("busbw factors follow nccl-tests") {
+    CHECK(busbw_factor(Collective::allreduce, 8) == doctest::Approx(2.0 * 7 / 8));
+    CHECK(busbw_factor(Collective::reducescatter, 4) == doctest::Approx(0.75));
+    CHECK(busbw_factor(Collective::allgather, 16) == doctest::Approx(15.0 / 16));
+    CHECK(busbw_factor(Collective::broadcast, 8) == 1.0);
+    CHECK(busbw_factor(Collective::reduce, 2) == 1.0);
+    const System& s = find_system("dgx-h100");
+    const CollectiveTime t = collective_time(s, Collective::allreduce, 1 << 28, {first_gpus(s, 8)});
+    CHECK(t.algbw_gb_s == doctest::Approx((1 << 28) / t.time.value() / 1e9));
+    CHECK(t.busbw_gb_s == doctest::Approx(t.algbw_gb_s * 1.75));
+}
+
+TEST_CASE("DGX-1V: which GPUs take part decides the ring (hybrid cube-mesh)") {
+    CHECK(ring("dgx1v", {0, 1}) == 25);       // one NVLink
+    CHECK(ring("dgx1v", {0, 3}) == 50);       // a double link
+    CHECK(ring("dgx1v", {0, 1, 2, 3}) == 100);  // four link ends per GPU inside the quad
+    CHECK(ring("dgx1v", {0, 1, 2, 3, 4, 5, 6, 7}) == 150);  // all six NVLinks of every GPU
+    // 0, 1, 6, 7: 0-1 single, 6-7 double, no link between {0,1} and {6,7} except none: no NVLink ring
+    const RingBandwidth odd = ring_bandwidth(find_system("dgx1v"), {0, 1, 6, 7});
+    CHECK(odd.rings == 0);
+    CHECK(odd.gb_s < 25);
+    CHECK(odd.kind != LinkKind::nvlink);
+    // Switch fabrics do not care which GPUs take part.
+    CHECK(ring("dgx2", {0, 15}) == ring("dgx2", {0, 1}));
+}
+
+TEST_CASE("ring bottlenecks of the other source topologies") {
+    CHECK(ring("ibm-ac922", {0, 1}) == 75);                // 3 NVLinks between the GPUs of one CPU
+    CHECK(ring("ibm-ac922", {0, 1, 2, 3}) == 32);          // the X-bus between the sockets
+    CHECK(ring("exxact-ts4", {0, 1, 2, 3, 4, 5, 6, 7}) == doctest::Approx(15.75));  // PCIe Gen3 x16
+    CHECK(ring("p920-titan-rtx", {0, 1}) == 50);           // NVLink bridge, 2 links
+    CHECK(ring("sr670v2-a100-sxm4", {0, 1, 2, 3}) == 300);  // 12 NVLink3 per GPU
+    CHECK(ring("dgx2", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}) == 150);
+}
+
+TEST_CASE("small messages are latency-bound, large ones bandwidth-bound; monotone in bytes and bandwidth") {
+    const System& s = find_system("dgx-a100");
+    const CollectivePlace all{first_gpus(s, 8)};
+    const CollectiveTime tiny = collective_time(s, Collective::allreduce, 8, all);
+    CHECK(tiny.time.value() == doctest::Approx(14 * LinkParameters{}.latency(LinkKind::nvswitch)).epsilon(0.01));
+    const CollectiveTime huge = collective_time(s, Collective::allreduce, std::int64_t{1} << 32, all);
+    CHECK(huge.busbw_gb_s == doctest::Approx(300 * 0.8).epsilon(0.01));
+    double previous_time = 0, previous_busbw = 0;
+    for (std::int64_t b = 1024; b <= (std::int64_t{1} << 31); b *= 4) {
+        const CollectiveTime t = collective_time(s, Collective::allreduce, b, all);
+        CHECK(t.time.value() > previous_time);
+        CHECK(t.busbw_gb_s > previous_busbw);
+        previous_time = t.time.value();
+        previous_busbw = t.busbw_gb_s;
+    }
+    System faster = s;
+    faster.switch_gb_s *= 2;
+    CHECK(collective_time(faster, Collective::allgather, 1 << 26, all).time.value() <
+          collective_time(s, Collective::allgather, 1 << 26, all).time.value());
+    // Tree all-reduce: fewer steps, so faster for small messages on many ranks.
+    const System& dgx2 = find_system("dgx2");
+    const CollectivePlace sixteen{first_gpus(dgx2, 16)};
+    CHECK(collective_time(dgx2, Collective::allreduce, 4096, sixteen, Algorithm::tree).time.value() <
+          collective_time(dgx2, Collective::allreduce, 4096, sixteen, Algorithm::ring).time.value());
+}
+
+TEST_CASE("multi-node: the network bounds the ring; one TCP flow is ten times slower on p3dn") {
+    const System& p3dn = find_system("aws-p3dn");
+    const auto busbw = [&](int nodes, bool single) {
+        return collective_time(p3dn, Collective::allreduce, 1 << 30, {first_gpus(p3dn, 8), nodes, single}).busbw_gb_s;
+    };
+    CHECK(busbw(2, false) == doctest::Approx(12.5 * 0.9).epsilon(0.02));
+    CHECK(busbw(2, true) == doctest::Approx(1.25 * 0.9).epsilon(0.02));
+    CHECK(busbw(1, false) > 5 * busbw(2, false));
+    const System& ac922 = find_system("ibm-ac922");
+    CHECK(collective_time(ac922, Collective::allreduce, 1 << 30, {first_gpus(ac922, 4), 4}).busbw_gb_s ==
+          doctest::Approx(24 * 0.9).epsilon(0.02));
+}
+
+TEST_CASE("data-parallel: a communication-heavy model (AlexNet) scales worse than ResNet-50") {
+    const System& s = find_system("exxact-ts4");
+    const Device& d = find_device(s.device.view());
+    const EfficiencyProfile prof = default_profile(d);
+    const Model alexnet = models::build("alexnet");
+    const Model resnet = models::build("resnet50");
+    const Predictor pa(alexnet), pr(resnet);
+    const PredictRequest req{.batch = 64};
+    const auto eff = [&](const Predictor& p, int gpus) {
+        return predict_parallel(p, d, prof, req, s, {.gpus = gpus}).scaling_efficiency;
+    };
+    CHECK(eff(pa, 1) == doctest::Approx(1.0));
+    CHECK(eff(pa, 8) < eff(pr, 8));
+    CHECK(eff(pa, 8) < eff(pa, 2));
+    const ParallelPrediction one = predict_parallel(pr, d, prof, req, s, {.gpus = 1});
+    CHECK(one.comm_time.value() == 0);
+    const ParallelPrediction eight = predict_parallel(pr, d, prof, req, s, {.gpus = 8});
+    CHECK(eight.throughput_samples_per_s > 4 * one.throughput_samples_per_s);
+    CHECK(eight.throughput_samples_per_s <= 8 * one.throughput_samples_per_s * (1 + 1e-9));
+    CHECK(eight.comm_fraction >= 0);
+    // Overlap never hurts; nn.DataParallel (broadcast + reduce, no overlap) is slower than DDP.
+    const ParallelPrediction serial = predict_parallel(pr, d, prof, req, s, {.gpus = 8, .overlap = false});
+    CHECK(serial.step_time.value() >= eight.step_time.value());
+    const ParallelPrediction dp = predict_parallel(pr, d, prof, req, s, {.gpus = 8, .mode = DataParallel::dp});
+    CHECK(dp.step_time.value() > eight.step_time.value());
+    // Faster links never lower throughput.
+    System nvswitched = s;
+    nvswitched.switch_gb_s = 300;
+    CHECK(predict_parallel(pa, d, prof, req, nvswitched, {.gpus = 8}).throughput_samples_per_s >=
+          predict_parallel(pa, d, prof, req, s, {.gpus = 8}).throughput_samples_per_s);
+}
+
+TEST_CASE("time to train and cost") {
+    const System& s = find_system("dgx-a100");
+    const Device& d = find_device(s.device.view());
+    const Model m = models::build("resnet50");
+    const Predictor p(m);
+    const ParallelPrediction pp = predict_parallel(p, d, default_profile(d), {.batch = 256, .precision = Precision::amp_fp16}, s, {.gpus = 8});
+    const TrainingRun run = time_to_train(pp, 256, 1'281'167, 90, 2.0);
+    CHECK(run.steps == doctest::Approx(std::ceil(1'281'167.0 / 2048) * 90));
+    CHECK(run.time.value() == doctest::Approx(run.steps * pp.step_time.value()));
+    CHECK(run.cost == doctest::Approx(run.gpu_hours * 2.0));
+    CHECK(run.gpu_hours == doctest::Approx(run.time.value() / 3600 * 8));
+    CHECK_THROWS_AS(time_to_train(pp, 256, 0, 90), invalid_argument);
+}
+
+TEST_CASE("errors: unknown system, too many GPUs or nodes, zero bytes, uneven splits, inference") {
+    CHECK_THROWS_WITH_AS((void)find_system("dgx3"), doctest::Contains("did you mean"), invalid_argument);
+    const System& s = find_system("dgx1v");
+    CHECK_THROWS_WITH_AS(first_gpus(s, 9), doctest::Contains("has 8 GPUs per node"), invalid_argument);
+    CHECK_THROWS_AS(first_gpus(s, 0), invalid_argument);
+    CHECK_THROWS_WITH_AS(collective_time(s, Collective::allreduce, 0, {first_gpus(s, 8)}),
+                         doctest::Contains("positive number of bytes"), invalid_argument);
+    CHECK_THROWS_AS(collective_time(find_system("exxact-ts4"), Collective::allreduce, 1024, {first_gpus(s, 8), 2}),
+                    invalid_argument);
+    CHECK_THROWS_AS(ring_bandwidth(s, {0, 8}), invalid_argument);
+    CHECK_THROWS_AS(parse_collective("alltoall"), invalid_argument);
+    CHECK_THROWS_AS(parse_data_parallel("fsdp"), invalid_argument);
+    CHECK_THROWS_AS(placement(s, {.gpus = 9, .nodes = 0}), invalid_argument);  // 9 GPUs do not split over 2 nodes
+    CHECK(placement(s, {.gpus = 12}).gpus.size() == 6);                      // 12 GPUs: 6 on each of 2 nodes
+    CHECK_THROWS_AS(placement(find_system("hgx-h200-8"), {.gpus = 16}), invalid_argument);  // one node only
+    const Model m = models::build("resnet18");
+    const Predictor p(m);
+    const Device& d = find_device("v100");
+    CHECK_THROWS_AS(predict_parallel(p, d, default_profile(d), {.batch = 8, .mode = Mode::infer}, s, {.gpus = 2}),
+                    invalid_argument);
+    for (const System& sys : builtin_systems()) {
+        CAPTURE(sys.id.view());
+        CHECK(find_builtin_device(sys.device.view()) != nullptr);
+        CHECK(ring_bandwidth(sys, first_gpus(sys, sys.gpus_per_node)).gb_s > 0);
+    }
+}
