@@ -1268,7 +1268,8 @@ std::string build_json(const Options& opt, const DeviceInfo& dev, int argc, char
              ", \"host_enqueue_s\": " + json_number(c.t.host_enqueue_s) +
              ", \"host_kept_ahead\": " + json_bool(c.t.host_kept_ahead) +
              ", \"compute_type\": " + json_string(c.spec->compute_name) +
-             ", \"ab_type\": " + json_string(c.spec->ab_type_name) + ", \"d_type\": " + json_string(c.spec->d_type_name) +
+             ", \"ab_type\": " + json_string(c.spec->ab_type_name) +
+             ", \"d_type\": " + json_string(c.spec->d_type_name) +
              ", \"scale_type\": " + json_string(c.spec->scale_type_name) +
              ", \"note\": " + (c.note.empty() ? std::string("null") : json_string(c.note)) + "}";
     }
