@@ -942,6 +942,83 @@ std::vector<std::uint64_t> sample_positions(const Case& c, std::uint64_t seed, i
     return pos;
 }
 
+// Checks a product's output `hd` against inputs `ha`, `hb` (see the top of the file): every element written
+// and finite, the sampled elements within the per-element bound, the norm-wise error within its limit.  Fills
+// c.v (and c.note); returns an empty string when the output passes, else what is wrong.
+std::string check_output(Case& c, const std::vector<unsigned char>& ha, const std::vector<unsigned char>& hb,
+                         const std::vector<unsigned char>& hd, std::uint64_t seed, int samples) {
+    const PrecSpec& s = *c.spec;
+
+    // Every element written, nothing non-finite.
+    for (std::uint64_t i = 0; i < c.elems_d; ++i) {
+        if (s.out == OutFmt::i32) {
+            if (load<std::int32_t>(hd.data(), std::size_t(i)) == kPoisonI32)
+                return position_text(c, i) + " was not written (it still holds the poison 0x7f7f7f7f)";
+        } else if (const double v = output_value(hd.data(), std::size_t(i), s.out); !std::isfinite(v)) {
+            return position_text(c, i) +
+                   (std::isnan(v) ? " is NaN (not written? the output was poisoned with NaN)" : " is infinite");
+        }
+    }
+
+    // Sampled elements against full dot products.
+    const std::vector<std::uint64_t> pos = sample_positions(c, seed, samples);
+    const std::uint64_t m = std::uint64_t(c.shape.m), n = std::uint64_t(c.shape.n), k = std::uint64_t(c.shape.k);
+    const std::uint64_t mn = m * n;
+    const double bound = element_bound(s.prec, c.shape.k);
+    double max_rel = 0, err2 = 0, ref2 = 0;
+    for (const std::uint64_t lin : pos) {
+        const std::uint64_t batch = lin / mn, rest = lin % mn, j = rest / m, i = rest % m;
+        const std::size_t a0 = std::size_t(batch * m * k + i * k), b0 = std::size_t(batch * n * k + j * k);
+        if (s.in == InFmt::i8) {
+            std::int64_t ref = 0;
+            for (std::uint64_t kk = 0; kk < k; ++kk)
+                ref += std::int64_t(load<std::int8_t>(ha.data(), a0 + kk)) * load<std::int8_t>(hb.data(), b0 + kk);
+            const std::int32_t got = load<std::int32_t>(hd.data(), std::size_t(lin));
+            if (std::int64_t(got) != ref)
+                return position_text(c, lin) + " is " + std::to_string(got) + ", expected " + std::to_string(ref) +
+                       " [exact match required]";
+            continue;
+        }
+        double ref = 0, abs_sum = 0;
+        for (std::uint64_t kk = 0; kk < k; ++kk) {
+            const double prod = double(input_value(ha.data(), a0 + kk, s.in)) * input_value(hb.data(), b0 + kk, s.in);
+            ref += prod;
+            abs_sum += std::fabs(prod);
+        }
+        const double got = output_value(hd.data(), std::size_t(lin), s.out);
+        const double err = std::fabs(got - ref);
+        const double rel = err / abs_sum;  // abs_sum > 0: the inputs are never zero
+        if (!(rel <= bound)) {
+            char buf[320];
+            std::snprintf(buf, sizeof buf,
+                          " is %.9g, expected %.17g: |error| %.3g is %.3g x sum|a b| (%.6g), over the bound %.3g "
+                          "[relative tolerance exceeded]",
+                          got, ref, err, rel, abs_sum, bound);
+            return position_text(c, lin) + buf;
+        }
+        max_rel = std::max(max_rel, rel);
+        err2 += err * err;
+        ref2 += ref * ref;
+    }
+    c.v.checked = pos.size();
+    c.v.element_bound = bound;
+    c.v.norm_limit = norm_limit(s.prec, c.shape.k);
+    c.v.max_rel_error = max_rel;
+    c.v.rel_l2_error = ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0;
+    if (s.in != InFmt::i8 && !(c.v.rel_l2_error <= c.v.norm_limit)) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "the norm-wise error ||d - ref|| / ||ref|| over %zu checked elements is %.3g, over the limit "
+                      "%.3g%s",
+                      pos.size(), c.v.rel_l2_error, c.v.norm_limit,
+                      s.prec == Prec::fp32 ? " (TF32 rounding gives about 3e-4)" : "");
+        return buf;
+    }
+    if (s.prec == Prec::tf32 && c.v.rel_l2_error < 2e-5 && c.shape.k < (1 << 20))
+        c.note = "the error is FP32-sized: the product shows no sign of TF32 rounding";
+    return {};
+}
+
 // Runs the case once on fresh random inputs with a poisoned output and checks it (see the top of the file).
 void verify_case(Case& c, const Context& ctx, std::uint64_t seed, int samples) {
     const PrecSpec& s = *c.spec;
@@ -966,75 +1043,8 @@ void verify_case(Case& c, const Context& ctx, std::uint64_t seed, int samples) {
     CUDA_CHECK(cudaFree(db));
     CUDA_CHECK(cudaFree(dd));
 
-    // Every element written, nothing non-finite.
-    for (std::uint64_t i = 0; i < c.elems_d; ++i) {
-        if (s.out == OutFmt::i32) {
-            if (load<std::int32_t>(hd.data(), std::size_t(i)) == kPoisonI32)
-                verification_failed(c, position_text(c, i) + " was not written (still holds the poison 0x7f7f7f7f)");
-        } else {
-            const double v = output_value(hd.data(), std::size_t(i), s.out);
-            if (!std::isfinite(v))
-                verification_failed(c, position_text(c, i) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
-                                           (std::isnan(v) ? " (not written: the output was poisoned with NaN)" : ""));
-        }
-    }
-
-    // Sampled elements against full dot products.
-    const std::vector<std::uint64_t> pos = sample_positions(c, seed, samples);
-    const std::uint64_t m = std::uint64_t(c.shape.m), n = std::uint64_t(c.shape.n), k = std::uint64_t(c.shape.k);
-    const std::uint64_t mn = m * n;
-    const double bound = element_bound(s.prec, c.shape.k);
-    double max_rel = 0, err2 = 0, ref2 = 0;
-    for (const std::uint64_t lin : pos) {
-        const std::uint64_t batch = lin / mn, rest = lin % mn, j = rest / m, i = rest % m;
-        const std::size_t a0 = std::size_t(batch * m * k + i * k), b0 = std::size_t(batch * n * k + j * k);
-        if (s.in == InFmt::i8) {
-            std::int64_t ref = 0;
-            for (std::uint64_t kk = 0; kk < k; ++kk)
-                ref += std::int64_t(load<std::int8_t>(ha.data(), a0 + kk)) * load<std::int8_t>(hb.data(), b0 + kk);
-            const std::int32_t got = load<std::int32_t>(hd.data(), std::size_t(lin));
-            if (std::int64_t(got) != ref)
-                verification_failed(c, position_text(c, lin) + " is " + std::to_string(got) + ", expected " +
-                                           std::to_string(ref) + " [exact match required]");
-            continue;
-        }
-        double ref = 0, abs_sum = 0;
-        for (std::uint64_t kk = 0; kk < k; ++kk) {
-            const double prod = double(input_value(ha.data(), a0 + kk, s.in)) * input_value(hb.data(), b0 + kk, s.in);
-            ref += prod;
-            abs_sum += std::fabs(prod);
-        }
-        const double got = output_value(hd.data(), std::size_t(lin), s.out);
-        const double err = std::fabs(got - ref);
-        const double rel = err / abs_sum;  // abs_sum > 0: the inputs are never zero
-        if (!(rel <= bound)) {
-            char buf[320];
-            std::snprintf(buf, sizeof buf,
-                          " is %.9g, expected %.17g: |error| %.3g is %.3g x sum|a b| (%.6g), over the bound %.3g "
-                          "[relative tolerance exceeded]",
-                          got, ref, err, rel, abs_sum, bound);
-            verification_failed(c, position_text(c, lin) + buf);
-        }
-        max_rel = std::max(max_rel, rel);
-        err2 += err * err;
-        ref2 += ref * ref;
-    }
-    c.v.checked = pos.size();
-    c.v.element_bound = bound;
-    c.v.norm_limit = norm_limit(s.prec, c.shape.k);
-    c.v.max_rel_error = max_rel;
-    c.v.rel_l2_error = ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0;
-    if (s.in != InFmt::i8 && !(c.v.rel_l2_error <= c.v.norm_limit)) {
-        char buf[256];
-        std::snprintf(buf, sizeof buf,
-                      "the norm-wise error ||d - ref|| / ||ref|| over %zu checked elements is %.3g, over the limit "
-                      "%.3g%s",
-                      pos.size(), c.v.rel_l2_error, c.v.norm_limit,
-                      s.prec == Prec::fp32 ? " (an error near 3e-4 is what TF32 rounding gives)" : "");
-        verification_failed(c, buf);
-    }
-    if (s.prec == Prec::tf32 && c.v.rel_l2_error < 2e-5 && c.shape.k < (1 << 20))
-        c.note = "the error is FP32-sized: the product shows no sign of TF32 rounding";
+    if (const std::string what = check_output(c, ha, hb, hd, seed, samples); !what.empty())
+        verification_failed(c, what);
 }
 
 // ---- Timing ------------------------------------------------------------------------------------------

@@ -156,3 +156,34 @@ TEST_CASE("errors: unknown system, too many GPUs or nodes, zero bytes, uneven sp
         CHECK(ring_bandwidth(sys, first_gpus(sys, sys.gpus_per_node)).gb_s > 0);
     }
 }
+
+#include <roofplan/io/json.hpp>
+
+TEST_CASE("data/systems.json holds exactly the built-in systems; user systems load with path-named errors") {
+    const auto from_file =
+        io::systems_from_json(io::parse(io::read_text(ROOFPLAN_DATA_DIR "/systems.json"), "systems.json"), "systems.json");
+    REQUIRE(from_file.size() == builtin_systems().size());
+    for (std::size_t i = 0; i < from_file.size(); ++i) {
+        CAPTURE(builtin_systems()[i].id.view());
+        CHECK(io::to_json(from_file[i]) == io::to_json(builtin_systems()[i]));
+        CHECK(!from_file[i].source.empty());
+    }
+    io::json mine = io::to_json(find_system("p920-rtx8000"));
+    mine["id"] = "my-box";
+    mine["nvlinks"] = {{0, 4}, {4, 0}};
+    const System s = io::system_from_json(mine);
+    CHECK(ring_bandwidth(s, {0, 1}).gb_s == 100);
+    io::json bad = mine;
+    bad["nvlinks"] = {{0, 1}, {2, 0}};
+    CHECK_THROWS_WITH_AS(io::system_from_json(bad), doctest::Contains("symmetric"), invalid_argument);
+    bad = mine;
+    bad["sockets"] = {0};
+    CHECK_THROWS_WITH_AS(io::system_from_json(bad, "f.json: .systems[0]"), doctest::Contains("f.json: .systems[0].sockets"),
+                         invalid_argument);
+    bad = mine;
+    bad["host"][0]["kind"] = "smoke-signals";
+    CHECK_THROWS_WITH_AS(io::system_from_json(bad), doctest::Contains("unknown link kind"), invalid_argument);
+    bad = mine;
+    bad.erase("network");
+    CHECK_THROWS_WITH_AS(io::system_from_json(bad), doctest::Contains("system.network: missing"), invalid_argument);
+}

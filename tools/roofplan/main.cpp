@@ -176,8 +176,10 @@ int main(int argc, char** argv) {
     roofplan::cli::add_system_predict_options(predict, system_predict_options);
 
     bool systems_json = false;
+    std::string systems_file;
     auto* systems = app.add_subcommand("systems", "List the multi-GPU systems and their interconnects");
     systems->add_flag("--json", systems_json, "Print JSON");
+    systems->add_option("--system-file", systems_file, "JSON file with extra systems (schema of data/systems.json)");
 
     roofplan::cli::CollectiveOptions collective_options;
     auto* collective = app.add_subcommand("collective", "Predict NCCL collective time, algbw and busbw on a system");
@@ -199,7 +201,7 @@ int main(int argc, char** argv) {
         if (*predict && !system_predict_options.system.empty())
             return roofplan::cli::run_predict_system(predict_options, system_predict_options);
         if (*predict) return roofplan::cli::run_predict(predict_options);
-        if (*systems) return roofplan::cli::run_systems(systems_json);
+        if (*systems) return roofplan::cli::run_systems(systems_json, systems_file);
         if (*collective) return roofplan::cli::run_collective(collective_options);
         if (*roofline) return roofplan::cli::run_roofline(roofline_options);
     } catch (const roofplan::invalid_argument& e) {

@@ -16,10 +16,26 @@
 
 namespace roofplan::cli {
 
-inline int run_systems(bool as_json) {
+/// The systems a command sees: the built-ins plus those of --system-file (same id: replaces).
+inline const std::vector<System>& system_catalog(const std::string& file) {
+    static std::vector<System> all;
+    all = file.empty() ? builtin_systems() : io::load_systems(file);
+    return all;
+}
+
+inline const System& pick_system(const std::string& id, const std::string& file) {
+    if (file.empty()) return find_system(id);
+    for (const System& s : system_catalog(file))
+        if (roofplan::detail::iequals(s.id.view(), id)) return s;
+    (void)find_system(id);  // the error with suggestions from the built-ins
+    roofplan::detail::fail("unknown system '", id, "'");
+}
+
+inline int run_systems(bool as_json, const std::string& file) {
+    const std::vector<System>& systems = system_catalog(file);
     if (as_json) {
         json out = json::array();
-        for (const System& s : builtin_systems()) {
+        for (const System& s : systems) {
             json links = json::array();
             for (int i = 0; i < s.gpus_per_node; ++i) {
                 json row = json::array();
@@ -46,7 +62,7 @@ inline int run_systems(bool as_json) {
     }
     Table t({"id", "GPUs", "device", "fabric", "ring GB/s", "nodes", "network", "name"},
             {false, true, false, false, true, true, false, false});
-    for (const System& s : builtin_systems()) {
+    for (const System& s : systems) {
         const RingBandwidth r = ring_bandwidth(s, first_gpus(s, s.gpus_per_node));
         std::string fabric = s.switch_gb_s > 0 ? "NVSwitch" : s.nvlinks.any() ? "NVLink" : "PCIe";
         t.add({std::string(s.id.view()), std::to_string(s.gpus_per_node), std::string(s.device.view()), fabric,
@@ -87,6 +103,7 @@ inline std::int64_t parse_bytes(const std::string& text) {
 struct CollectiveOptions {
     std::string op = "allreduce";
     std::string system;
+    std::string system_file;
     int gpus = 0;
     int nodes = 1;
     std::string bytes;
@@ -99,6 +116,7 @@ struct CollectiveOptions {
 inline void add_collective_options(CLI::App* app, CollectiveOptions& o) {
     app->add_option("--op", o.op, "allreduce, broadcast, reduce, reducescatter or allgather");
     app->add_option("--system", o.system, "System id (see `roofplan systems`)")->required();
+    app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)");
     app->add_option("--gpus", o.gpus, "GPUs per node taking part (default: all of the node)");
     app->add_option("--nodes", o.nodes, "Nodes (default 1)");
     app->add_option("--bytes", o.bytes, "Message size S, e.g. 64MB (nccl-tests' size)");
@@ -109,7 +127,7 @@ inline void add_collective_options(CLI::App* app, CollectiveOptions& o) {
 }
 
 inline int run_collective(const CollectiveOptions& o) {
-    const System& s = find_system(o.system);
+    const System& s = pick_system(o.system, o.system_file);
     const Collective op = parse_collective(o.op);
     Algorithm algorithm = Algorithm::ring;
     if (o.algorithm == "tree") algorithm = Algorithm::tree;
@@ -160,6 +178,7 @@ inline int run_collective(const CollectiveOptions& o) {
 /// predict --system: the data-parallel options.
 struct SystemPredictOptions {
     std::string system;
+    std::string system_file;
     int gpus = 0;
     int nodes = 0;
     std::string data_parallel = "ddp";
@@ -172,6 +191,7 @@ struct SystemPredictOptions {
 
 inline void add_system_predict_options(CLI::App* app, SystemPredictOptions& o) {
     app->add_option("--system", o.system, "Predict data-parallel training on this system (see `roofplan systems`)");
+    app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)");
     app->add_option("--gpus", o.gpus, "GPUs in total (with --system; default 1)");
     app->add_option("--nodes", o.nodes, "Nodes (with --system; default: as few as the GPUs need)");
     app->add_option("--data-parallel", o.data_parallel, "ddp (DistributedDataParallel) or dp (nn.DataParallel)");
@@ -183,7 +203,7 @@ inline void add_system_predict_options(CLI::App* app, SystemPredictOptions& o) {
 }
 
 inline int run_predict_system(const PredictOptions& po, const SystemPredictOptions& so) {
-    const System& s = find_system(so.system);
+    const System& s = pick_system(so.system, so.system_file);
     PredictOptions with_device = po;
     if (with_device.device.empty()) with_device.device = std::string(s.device.view());
     const Resolved r = resolve(with_device);

@@ -1,4 +1,4 @@
-// roofplan/io/json.hpp — reading and writing devices and efficiency profiles as JSON (nlohmann_json).
+// roofplan/io/json.hpp — reading and writing devices, efficiency profiles and systems as JSON (nlohmann_json).
 //
 // Device files follow data/devices.json (schema "roofplan-devices/1"): {"devices": [ {...}, ... ]} or a single
 // device object.  Profiles follow schema "roofplan-profile/1".  Every error names the file, the JSON path of the
@@ -8,6 +8,7 @@
 #include <roofplan/device/catalog.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/engine/profile.hpp>
+#include <roofplan/system/systems.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -266,6 +267,133 @@ inline json to_json(const EfficiencyProfile& p) {
             {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
             {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
             {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};
+}
+
+}  // namespace roofplan::io
+
+// ---- systems -----------------------------------------------------------------------------------------------
+namespace roofplan::io {
+
+inline LinkKind parse_link_kind(const std::string& name, const std::string& path) {
+    for (LinkKind k : {LinkKind::nvlink, LinkKind::nvswitch, LinkKind::pcie, LinkKind::socket_bus, LinkKind::network})
+        if (to_string(k) == name) return k;
+    roofplan::detail::fail(path, ": unknown link kind '", name, "'; accepted: nvlink, nvswitch, pcie, socket-bus, network");
+}
+
+/// A system as JSON (schema "roofplan-systems/1").
+inline json to_json(const System& s) {
+    json links = json::array();
+    for (int i = 0; i < s.gpus_per_node; ++i) {
+        json row = json::array();
+        for (int j = 0; j < s.gpus_per_node; ++j) row.push_back(s.nvlinks(i, j));
+        links.push_back(row);
+    }
+    json host = json::array();
+    for (const HostLink& h : s.host) host.push_back({{"kind", to_string(h.kind)}, {"gb_s", h.gb_s}});
+    return {{"id", s.id.view()},
+            {"name", s.name.view()},
+            {"device", s.device.view()},
+            {"gpus_per_node", s.gpus_per_node},
+            {"max_nodes", s.max_nodes},
+            {"sockets", s.socket},
+            {"nvlinks", links},
+            {"nvlink_gb_s_per_link", s.nvlink_gb_s},
+            {"direct_kind", to_string(s.direct_kind)},
+            {"switch_gb_s", s.switch_gb_s},
+            {"host", host},
+            {"socket_bus_gb_s", s.socket_bus_gb_s},
+            {"network",
+             {{"name", s.network.name.view()},
+              {"gb_s_multi_flow", s.network.gb_s_multi_flow},
+              {"gb_s_single_flow", s.network.gb_s_single_flow},
+              {"latency_s", s.network.latency_s}}},
+            {"source", s.source.view()}};
+}
+
+/// Parses one system; errors name the JSON path.
+inline System system_from_json(const json& j, const std::string& path = "system") {
+    using namespace detail;
+    System s;
+    s.id = text<31>(j, "id", path);
+    s.name = text<127>(j, "name", path);
+    s.device = text<31>(j, "device", path);
+    s.gpus_per_node = integer(j, "gpus_per_node", path);
+    s.max_nodes = integer(j, "max_nodes", path);
+    if (s.gpus_per_node < 1 || s.gpus_per_node > 64) roofplan::detail::fail(path_of(path, "gpus_per_node"), ": must be in [1, 64]");
+    const auto n = static_cast<std::size_t>(s.gpus_per_node);
+    const json& sockets = field(j, "sockets", path);
+    if (!sockets.is_array() || sockets.size() != n)
+        roofplan::detail::fail(path_of(path, "sockets"), ": expected an array of ", static_cast<std::int64_t>(n), " socket numbers");
+    for (const json& v : sockets) {
+        if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > 7)
+            roofplan::detail::fail(path_of(path, "sockets"), ": socket numbers are integers in [0, 7]");
+        s.socket.push_back(v.get<int>());
+    }
+    const json& links = field(j, "nvlinks", path);
+    if (!links.is_array() || links.size() != n)
+        roofplan::detail::fail(path_of(path, "nvlinks"), ": expected a ", static_cast<std::int64_t>(n), "x",
+                               static_cast<std::int64_t>(n), " matrix of link counts");
+    s.nvlinks = Eigen::MatrixXi::Zero(s.gpus_per_node, s.gpus_per_node);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!links[i].is_array() || links[i].size() != n)
+            roofplan::detail::fail(path_of(path, "nvlinks"), "[", static_cast<std::int64_t>(i), "]: expected ",
+                                   static_cast<std::int64_t>(n), " link counts");
+        for (std::size_t k = 0; k < n; ++k) {
+            if (!links[i][k].is_number_integer() || links[i][k].get<int>() < 0 || links[i][k].get<int>() > 64)
+                roofplan::detail::fail(path_of(path, "nvlinks"), "[", static_cast<std::int64_t>(i), "][",
+                                       static_cast<std::int64_t>(k), "]: expected a link count in [0, 64]");
+            s.nvlinks(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)) = links[i][k].get<int>();
+        }
+    }
+    s.nvlink_gb_s = number(j, "nvlink_gb_s_per_link", path);
+    s.direct_kind = parse_link_kind(std::string(text<15>(j, "direct_kind", path).view()), path_of(path, "direct_kind"));
+    s.switch_gb_s = number(j, "switch_gb_s", path);
+    const json& host = field(j, "host", path);
+    if (!host.is_array() || host.size() != n)
+        roofplan::detail::fail(path_of(path, "host"), ": expected one {\"kind\", \"gb_s\"} per GPU");
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string hp = path_of(path, "host") + "[" + std::to_string(i) + "]";
+        s.host.push_back({parse_link_kind(std::string(text<15>(host[i], "kind", hp).view()), hp + ".kind"),
+                          number(host[i], "gb_s", hp)});
+    }
+    s.socket_bus_gb_s = number(j, "socket_bus_gb_s", path);
+    const json& net = field(j, "network", path);
+    const std::string np = path_of(path, "network");
+    s.network = {text<63>(net, "name", np), number(net, "gb_s_multi_flow", np), number(net, "gb_s_single_flow", np),
+                 number(net, "latency_s", np)};
+    s.source = text<255>(j, "source", path);
+    for (double v : {s.nvlink_gb_s, s.switch_gb_s, s.socket_bus_gb_s, s.network.gb_s_multi_flow,
+                     s.network.gb_s_single_flow, s.network.latency_s})
+        if (!(v >= 0) || v > 1e6) roofplan::detail::fail(path, ": bandwidths and latencies must be >= 0 and finite");
+    s.validate();
+    return s;
+}
+
+/// Systems from a document: {"systems": [...]} or one system object.
+inline std::vector<System> systems_from_json(const json& j, const std::string& file) {
+    std::vector<System> out;
+    if (j.is_object() && j.contains("systems")) {
+        const json& list = j.at("systems");
+        if (!list.is_array() || list.empty()) roofplan::detail::fail(file, ": .systems must be a non-empty array");
+        for (std::size_t i = 0; i < list.size(); ++i)
+            out.push_back(system_from_json(list[i], file + ": .systems[" + std::to_string(i) + "]"));
+    } else if (j.is_object()) {
+        out.push_back(system_from_json(j, file + ": system"));
+    } else {
+        roofplan::detail::fail(file, ": expected {\"systems\": [...]} or a system object");
+    }
+    return out;
+}
+
+/// The built-in systems plus those of a file (same id: replaces).
+inline std::vector<System> load_systems(const std::string& file) {
+    std::vector<System> all = builtin_systems();
+    for (const System& s : systems_from_json(parse(read_text(file), file), file)) {
+        auto same = std::find_if(all.begin(), all.end(), [&](const System& x) { return x.id.view() == s.id.view(); });
+        if (same != all.end()) *same = s;
+        else all.push_back(s);
+    }
+    return all;
 }
 
 }  // namespace roofplan::io
