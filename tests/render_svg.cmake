@@ -28,3 +28,17 @@ foreach(case "resnet50;h100;amp-bf16;train;256" "bert-base;p40;int8;infer;1" "al
     endforeach()
     message(STATUS "rendered ${svg}.png (${size} bytes)")
 endforeach()
+
+# The scaling chart (log-log throughput vs GPUs with the linear reference).
+set(svg "${OUT}-scaling.svg")
+execute_process(COMMAND ${ROOFPLAN} scaling -m resnet50 --system dgx2 --gpus 1,2,4,8,16 -b 128 --svg ${svg}
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+execute_process(COMMAND ${RSVG} ${svg} -o "${svg}.png" RESULT_VARIABLE rc2 ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT rc2 EQUAL 0)
+    message(FATAL_ERROR "scaling chart failed to render: ${err}")
+endif()
+file(READ ${svg} text)
+string(FIND "${text}" "linear scaling" at)
+if(at EQUAL -1)
+    message(FATAL_ERROR "${svg} lacks its legend")
+endif()

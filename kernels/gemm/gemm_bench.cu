@@ -26,11 +26,11 @@
 // as the input format holds (23 for fp32 and tf32, 10 for fp16, 7 for bf16), so they lie in [-1, 1), are never
 // zero or tiny, and are exact in the input format; int8 values are integers in [-8, 8] without 0.  D is poisoned
 // before the checked run (all-ones bytes, a NaN in fp32, fp16 and bf16; 0x7f7f7f7f for int32).  After the run
-// every element of D must have been written (no poison, nothing non-finite), and 2048 random (batch, i, j)
-// positions plus the corners of the first and last matrices (every element, when there are fewer) are compared
-// with full dot products computed on the CPU: in int64 and bit-exact for int8; in double for the rest, where
-// each element must satisfy   |d - ref| <= bound * sum_k |a_k b_k|   with a bound that no correct evaluation
-// order can exceed:
+// every element of D must have been written (no poison, nothing non-finite), and --samples (default 2048)
+// random (batch, i, j) positions plus the corners of the first and last matrices (every element, when there
+// are few more) are compared with full dot products computed on the CPU: in int64 and bit-exact for int8; in
+// double for the rest, where each element must satisfy   |d - ref| <= bound * sum_k |a_k b_k|   with a bound
+// that no correct evaluation order can exceed:
 //   fp32   (K + 2) 2^-24                     FP32 rounding of K products and sums (gamma_K)
 //   tf32   2^-9 + (K + 2) 2^-22              inputs rounded or truncated to TF32; matrix-unit accumulation
 //   fp16   2^-10 + (K + 2) 2^-22             output rounding (twice, should split-K partials be fp16) + accumulation
@@ -38,10 +38,10 @@
 // ((K + 2) 2^-22 allows the matrix units' accumulation four times FP32's rounding error.)  Those bounds grow
 // with K and would let a wrong layout slip through at large K, so the checked elements must also satisfy a
 // norm-wise test, ||d - ref||_2 / ||ref||_2 <= limit, at several times what each precision's rounding gives on
-// random data: fp32 max(1e-6, 8 * 2^-24 sqrt(K)) (which TF32 rounding, ~4e-4, exceeds, so TF32 cannot pose as
-// fp32), tf32 4e-3, fp16 2e-3, bf16 1.6e-2.  A failed check names the case, element and both values and exits
-// with status 1 before anything is timed.  The reported max_rel_error is max |d - ref| / sum_k |a_k b_k| over
-// the checked elements; rel_l2_error is the norm-wise error.
+// random data: fp32 max(1e-6, 8 * 2^-24 sqrt(K)) (below the ~3e-4 that TF32 rounding gives, for K up to about
+// 2^17, so TF32 cannot pose as fp32), tf32 4e-3, fp16 2e-3, bf16 1.6e-2.  A failed check names the case, the
+// element and both values, and exits with status 1 before anything is timed.  The reported max_rel_error is
+// max |d - ref| / sum_k |a_k b_k| over the checked elements; rel_l2_error is the norm-wise error.
 //
 // Timing.  The inputs of consecutive runs must not be sitting in L2 from the run before (METHOD.md: "rotate
 // among several input sets"), so each case allocates S copies of A and B, with (S - 1)(|A| + |B|) >= 2 x L2
@@ -1313,17 +1313,17 @@ void print_table(const DeviceInfo& dev, const Options& opt, std::uint64_t seed, 
                  "case; seed %llu\n",
                  opt.warmup_ms, opt.warmup, opt.repeats, static_cast<unsigned long long>(seed));
     std::fprintf(stderr, "  every case verified before timing (all elements written; sampled elements vs CPU)\n\n");
-    std::fprintf(stderr, "  %-5s %-22s %-12s %4s %11s %11s %11s %9s %9s %9s %5s %5s %5s\n", "prec", "M x N x K (count)",
+    std::fprintf(stderr, "  %-5s %-26s %-12s %4s %11s %11s %11s %9s %9s %9s %5s %5s %5s\n", "prec", "M x N x K (count)",
                  "label", "sets", "median us", "min us", "max us", "T(FL)OPS", "max rel", "rel l2", "algos", "id",
                  "tile");
     for (const Case& c : cases) {
         const std::string label = c.shape.label.size() > 12 ? c.shape.label.substr(0, 11) + "~" : c.shape.label;
         if (!c.skip_reason.empty()) {
-            std::fprintf(stderr, "  %-5s %-22s %-12s skipped: %s\n", c.spec->name, shape_text(c.shape).c_str(),
+            std::fprintf(stderr, "  %-5s %-26s %-12s skipped: %s\n", c.spec->name, shape_text(c.shape).c_str(),
                          label.c_str(), c.skip_reason.c_str());
             continue;
         }
-        std::fprintf(stderr, "  %-5s %-22s %-12s %4d %11.2f %11.2f %11.2f %9.1f %9.2e %9.2e %5d %5lld %5lld%s%s\n",
+        std::fprintf(stderr, "  %-5s %-26s %-12s %4d %11.2f %11.2f %11.2f %9.1f %9.2e %9.2e %5d %5lld %5lld%s%s\n",
                      c.spec->name, shape_text(c.shape).c_str(), label.c_str(), c.input_sets, c.t.median_s * 1e6,
                      c.t.min_s * 1e6, c.t.max_s * 1e6, c.rate, c.v.max_rel_error, c.v.rel_l2_error, c.plan.heuristics,
                      c.plan.algo_id, c.plan.tile_id, c.t.host_kept_ahead ? "" : "  [host fell behind]",

@@ -189,6 +189,14 @@ int main(int argc, char** argv) {
     auto* roofline = app.add_subcommand("roofline", "Draw a model's layers on a device's roofline (SVG)");
     roofplan::cli::add_predict_options(roofline, roofline_options, true);
 
+    roofplan::cli::ScalingOptions compare_options;
+    auto* compare = app.add_subcommand("compare", "Compare systems' data-parallel training throughput side by side");
+    roofplan::cli::add_scaling_options(compare, compare_options, true);
+
+    roofplan::cli::ScalingOptions scaling_options;
+    auto* scaling = app.add_subcommand("scaling", "Throughput and scaling efficiency vs GPU count on a system");
+    roofplan::cli::add_scaling_options(scaling, scaling_options, false);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -203,6 +211,8 @@ int main(int argc, char** argv) {
         if (*predict) return roofplan::cli::run_predict(predict_options);
         if (*systems) return roofplan::cli::run_systems(systems_json, systems_file);
         if (*collective) return roofplan::cli::run_collective(collective_options);
+        if (*compare) return roofplan::cli::run_compare(compare_options);
+        if (*scaling) return roofplan::cli::run_scaling(scaling_options);
         if (*roofline) return roofplan::cli::run_roofline(roofline_options);
     } catch (const roofplan::invalid_argument& e) {
         std::cerr << "roofplan: error: " << e.what() << '\n';

@@ -262,3 +262,272 @@ inline int run_predict_system(const PredictOptions& po, const SystemPredictOptio
 }
 
 }  // namespace roofplan::cli
+
+namespace roofplan::cli {
+
+/// Parses "1,2,4,8" into positive integers.
+inline std::vector<int> parse_int_list(const std::string& text, std::string_view what) {
+    std::vector<int> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = text.find(',', start);
+        const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        int v = 0;
+        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v < 1)
+            roofplan::detail::fail(what, ": '", item, "' is not a positive integer (expected e.g. 1,2,4,8)");
+        out.push_back(v);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+inline std::vector<std::string> parse_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', start);
+        out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+struct ScalingOptions {
+    PredictOptions predict;
+    std::string systems;  // compare: A,B,...; scaling: one
+    std::string system_file;
+    std::string gpus = "1,2,4,8,16";
+    std::string batches;  // compare: per system
+    std::string data_parallel = "ddp";
+    bool single_flow = false;
+    std::string svg;
+};
+
+inline void add_scaling_options(CLI::App* app, ScalingOptions& o, bool compare) {
+    add_device_options(app, o.predict.devices);
+    app->add_option("--model,-m", o.predict.model, "Model id")->required();
+    app->add_option(compare ? "--systems" : "--system", o.systems,
+                    compare ? "Systems to compare, comma-separated (the first is the reference)" : "System id")
+        ->required();
+    app->add_option("--system-file", o.system_file, "JSON file with extra systems");
+    app->add_option("--gpus", o.gpus, "GPU counts, comma-separated (default 1,2,4,8,16)");
+    app->add_option("--batch,-b", o.predict.batch, "Batch per GPU (default 32)");
+    if (compare) app->add_option("--batch-per-system", o.batches, "Batch per GPU for each system, comma-separated");
+    app->add_option("--seq,-s", o.predict.seq, "Sequence length");
+    app->add_option("--image-size", o.predict.image_size, "Square input resolution (CNNs)");
+    app->add_option("--precision,-p", o.predict.precision, "fp32, tf32, amp-fp16, amp-bf16");
+    app->add_option("--optimizer", o.predict.optimizer, "sgd or adam");
+    app->add_option("--profile", o.predict.profile, "Calibrated efficiency profile (JSON)");
+    app->add_option("--data-parallel", o.data_parallel, "ddp or dp");
+    app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
+    app->add_flag("--json", o.predict.json, "Print JSON");
+    if (!compare) app->add_option("--svg", o.svg, "Write throughput vs GPUs (log-log) to this SVG file");
+}
+
+/// One (system, GPU count) point; `error` says why it is infeasible.
+struct ScalingPoint {
+    int gpus = 0;
+    double throughput = 0;
+    double efficiency = 0;
+    double comm_fraction = 0;
+    bool fits = true;
+    std::string error;
+};
+
+inline std::vector<ScalingPoint> scaling_points(const ScalingOptions& o, const System& s, std::int64_t batch,
+                                                const std::vector<int>& counts, Resolved& resolved) {
+    PredictOptions po = o.predict;
+    po.device = std::string(s.device.view());
+    po.batch = batch;
+    po.mode = "train";
+    resolved = resolve(po);
+    const Predictor predictor(resolved.model);
+    std::vector<ScalingPoint> out;
+    for (int n : counts) {
+        ScalingPoint pt;
+        pt.gpus = n;
+        try {
+            ParallelRequest pr;
+            pr.gpus = n;
+            pr.mode = parse_data_parallel(o.data_parallel);
+            pr.single_flow = o.single_flow;
+            const ParallelPrediction p = predict_parallel(predictor, resolved.device, resolved.profile, resolved.request, s, pr);
+            pt.throughput = p.throughput_samples_per_s;
+            pt.efficiency = p.scaling_efficiency;
+            pt.comm_fraction = p.comm_fraction;
+            pt.fits = p.gpu.fits;
+        } catch (const invalid_argument& e) {
+            pt.error = e.what();
+        }
+        out.push_back(pt);
+    }
+    return out;
+}
+
+inline int run_compare(const ScalingOptions& o) {
+    const std::vector<std::string> ids = parse_list(o.systems);
+    const std::vector<int> counts = parse_int_list(o.gpus, "--gpus");
+    std::vector<std::int64_t> batches;
+    if (!o.batches.empty()) {
+        for (int b : parse_int_list(o.batches, "--batch-per-system")) batches.push_back(b);
+        if (batches.size() != ids.size())
+            roofplan::detail::fail("--batch-per-system has ", static_cast<std::int64_t>(batches.size()),
+                                   " values for ", static_cast<std::int64_t>(ids.size()), " systems");
+    }
+    std::vector<const System*> systems;
+    for (const std::string& id : ids) systems.push_back(&pick_system(id, o.system_file));
+    std::vector<std::vector<ScalingPoint>> results;
+    std::vector<std::int64_t> used_batch;
+    Resolved resolved;
+    for (std::size_t i = 0; i < systems.size(); ++i) {
+        const std::int64_t b = !batches.empty() ? batches[i] : (o.predict.batch ? o.predict.batch : 32);
+        used_batch.push_back(b);
+        results.push_back(scaling_points(o, *systems[i], b, counts, resolved));
+    }
+    if (o.predict.json) {
+        json out = {{"model", resolved.model_id}, {"precision", o.predict.precision}, {"data_parallel", o.data_parallel}};
+        json rows = json::array();
+        for (std::size_t i = 0; i < systems.size(); ++i)
+            for (std::size_t k = 0; k < counts.size(); ++k) {
+                const ScalingPoint& pt = results[i][k];
+                const ScalingPoint& ref = results[0][k];
+                json row = {{"system", systems[i]->id.view()}, {"gpus", pt.gpus}, {"batch_per_gpu", used_batch[i]}};
+                if (pt.error.empty()) {
+                    row["throughput_samples_per_s"] = pt.throughput;
+                    row["scaling_efficiency"] = pt.efficiency;
+                    row["comm_fraction"] = pt.comm_fraction;
+                    row["fits"] = pt.fits;
+                    row["ratio_to_first"] = ref.error.empty() ? json(pt.throughput / ref.throughput) : json(nullptr);
+                } else {
+                    row["error"] = pt.error;
+                }
+                rows.push_back(row);
+            }
+        out["results"] = rows;
+        std::cout << out.dump(2) << '\n';
+        return 0;
+    }
+    std::vector<std::string> head{"GPUs"};
+    std::vector<bool> right{true};
+    for (std::size_t i = 0; i < systems.size(); ++i) {
+        head.push_back(std::string(systems[i]->id.view()) + " (b" + std::to_string(used_batch[i]) + ")");
+        right.push_back(true);
+        if (i > 0) {
+            head.push_back("x " + std::string(systems[0]->id.view()));
+            right.push_back(true);
+        }
+    }
+    Table t(head, right);
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        std::vector<std::string> row{std::to_string(counts[k])};
+        for (std::size_t i = 0; i < systems.size(); ++i) {
+            const ScalingPoint& pt = results[i][k];
+            row.push_back(pt.error.empty() ? fixed(pt.throughput, 1) + (pt.fits ? "" : " (OOM)") : "-");
+            if (i > 0)
+                row.push_back(pt.error.empty() && results[0][k].error.empty()
+                                  ? fixed(pt.throughput / results[0][k].throughput, 2)
+                                  : "-");
+        }
+        t.add(row);
+    }
+    std::cout << resolved.model_id << ", " << o.predict.precision << ", " << o.data_parallel
+              << ": training throughput (samples/s, all GPUs) and the ratio to " << systems[0]->id.view()
+              << "; '-': not possible on that system, (OOM): the batch does not fit\n\n"
+              << t.render();
+    return 0;
+}
+
+inline std::string scaling_svg(const std::string& title, const std::vector<ScalingPoint>& pts) {
+    const double width = 720, height = 480, left = 80, right = 30, top = 60, bottom = 60;
+    const double pw = width - left - right, ph = height - top - bottom;
+    double gmax = 1, tmin = 1e300, tmax = 0, base = 0;
+    for (const auto& p : pts)
+        if (p.error.empty()) {
+            gmax = std::max(gmax, static_cast<double>(p.gpus));
+            tmin = std::min(tmin, p.throughput);
+            tmax = std::max(tmax, p.throughput);
+            if (base == 0) base = p.throughput / p.gpus;
+        }
+    if (tmax <= 0) roofplan::detail::fail("scaling: no feasible GPU count to plot");
+    tmax = std::max(tmax, base * gmax);
+    const double x0 = 1, x1 = std::pow(2.0, std::ceil(std::log2(gmax)));
+    const double y0 = std::pow(10.0, std::floor(std::log10(tmin / 1.2))), y1 = std::pow(10.0, std::ceil(std::log10(tmax * 1.2)));
+    const auto X = [&](double g) { return left + pw * std::log2(g / x0) / std::log2(x1 / x0 > 1 ? x1 / x0 : 2); };
+    const auto Y = [&](double t) { return top + ph * (1 - std::log10(t / y0) / std::log10(y1 / y0)); };
+    const auto num = [](double v) { return fixed(v, 1); };
+    std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"480\" viewBox=\"0 0 720 480\" "
+                    "font-family=\"DejaVu Sans, Arial, sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    s += "<text x=\"" + num(left) + "\" y=\"30\" font-size=\"16\" font-weight=\"bold\">" + svg_detail::escape(title) + "</text>\n";
+    s += "<g stroke=\"#e4e4e4\">\n";
+    for (double g = x0; g <= x1; g *= 2)
+        s += "<line x1=\"" + num(X(g)) + "\" y1=\"" + num(top) + "\" x2=\"" + num(X(g)) + "\" y2=\"" + num(top + ph) + "\"/>\n";
+    for (double v = y0; v <= y1 * 1.0001; v *= 10)
+        s += "<line x1=\"" + num(left) + "\" y1=\"" + num(Y(v)) + "\" x2=\"" + num(left + pw) + "\" y2=\"" + num(Y(v)) + "\"/>\n";
+    s += "</g>\n<g font-size=\"12\">\n";
+    for (double g = x0; g <= x1; g *= 2)
+        s += "<text x=\"" + num(X(g)) + "\" y=\"" + num(top + ph + 18) + "\" text-anchor=\"middle\">" + fixed(g, 0) + "</text>\n";
+    for (double v = y0; v <= y1 * 1.0001; v *= 10)
+        s += "<text x=\"" + num(left - 6) + "\" y=\"" + num(Y(v) + 4) + "\" text-anchor=\"end\">" + svg_detail::value_label(v, "") + "</text>\n";
+    s += "</g>\n<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(pw) + "\" height=\"" + num(ph) +
+         "\" fill=\"none\" stroke=\"#222\"/>\n";
+    s += "<text x=\"" + num(left + pw / 2) + "\" y=\"" + num(height - 15) + "\" text-anchor=\"middle\" font-size=\"14\">GPUs</text>\n";
+    s += "<text transform=\"translate(20," + num(top + ph / 2) + ") rotate(-90)\" text-anchor=\"middle\" font-size=\"14\">throughput (samples/s)</text>\n";
+    s += "<line x1=\"" + num(X(1)) + "\" y1=\"" + num(Y(base)) + "\" x2=\"" + num(X(x1)) + "\" y2=\"" + num(Y(base * x1)) +
+         "\" stroke=\"#888\" stroke-dasharray=\"6,4\"/>\n";
+    std::string path;
+    for (const auto& p : pts)
+        if (p.error.empty()) path += (path.empty() ? "M" : " L") + num(X(p.gpus)) + "," + num(Y(p.throughput));
+    s += "<path d=\"" + path + "\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2.5\"/>\n";
+    for (const auto& p : pts)
+        if (p.error.empty())
+            s += "<circle cx=\"" + num(X(p.gpus)) + "\" cy=\"" + num(Y(p.throughput)) + "\" r=\"4\" fill=\"#d62728\"/>\n<text x=\"" +
+                 num(X(p.gpus) + 6) + "\" y=\"" + num(Y(p.throughput) + 16) + "\" font-size=\"11\">" + fixed(100 * p.efficiency, 0) + "%</text>\n";
+    s += "<g font-size=\"12\"><line x1=\"" + num(left + 12) + "\" y1=\"" + num(top + 16) + "\" x2=\"" + num(left + 40) + "\" y2=\"" +
+         num(top + 16) + "\" stroke=\"#d62728\" stroke-width=\"2.5\"/><text x=\"" + num(left + 46) + "\" y=\"" + num(top + 20) +
+         "\">predicted (labels: scaling efficiency)</text><line x1=\"" + num(left + 12) + "\" y1=\"" + num(top + 36) + "\" x2=\"" +
+         num(left + 40) + "\" y2=\"" + num(top + 36) + "\" stroke=\"#888\" stroke-dasharray=\"6,4\"/><text x=\"" + num(left + 46) +
+         "\" y=\"" + num(top + 40) + "\">linear scaling</text></g>\n</svg>\n";
+    return s;
+}
+
+inline int run_scaling(const ScalingOptions& o) {
+    const System& s = pick_system(o.systems, o.system_file);
+    const std::vector<int> counts = parse_int_list(o.gpus, "--gpus");
+    Resolved resolved;
+    const std::int64_t batch = o.predict.batch ? o.predict.batch : 32;
+    const std::vector<ScalingPoint> pts = scaling_points(o, s, batch, counts, resolved);
+    if (!o.svg.empty()) {
+        std::ofstream out(o.svg);
+        out << scaling_svg(resolved.model_id + " on " + std::string(s.id.view()) + ": batch " + std::to_string(batch) +
+                               " per GPU, " + o.predict.precision + ", " + o.data_parallel,
+                           pts);
+        if (!out) roofplan::detail::fail("cannot write '", o.svg, "'");
+    }
+    if (o.predict.json) {
+        json rows = json::array();
+        for (const auto& p : pts)
+            rows.push_back(p.error.empty() ? json{{"gpus", p.gpus}, {"throughput_samples_per_s", p.throughput},
+                                                  {"scaling_efficiency", p.efficiency}, {"comm_fraction", p.comm_fraction},
+                                                  {"fits", p.fits}}
+                                           : json{{"gpus", p.gpus}, {"error", p.error}});
+        std::cout << json{{"model", resolved.model_id}, {"system", s.id.view()}, {"batch_per_gpu", batch},
+                          {"results", rows}}
+                         .dump(2)
+                  << '\n';
+        return 0;
+    }
+    Table t({"GPUs", "samples/s", "efficiency", "exposed comm", "note"}, {true, true, true, true, false});
+    for (const auto& p : pts)
+        t.add(p.error.empty() ? std::vector<std::string>{std::to_string(p.gpus), fixed(p.throughput, 1),
+                                                         fixed(100 * p.efficiency, 1) + "%",
+                                                         fixed(100 * p.comm_fraction, 1) + "%", p.fits ? "" : "OOM"}
+                              : std::vector<std::string>{std::to_string(p.gpus), "-", "-", "-", p.error});
+    std::cout << resolved.model_id << " on " << s.name.view() << ", batch " << batch << " per GPU\n\n" << t.render();
+    if (!o.svg.empty()) std::cout << "wrote " << o.svg << "\n";
+    return 0;
+}
+
+}  // namespace roofplan::cli
