@@ -1,4 +1,5 @@
 // tools/roofplan/main.cpp — the roofplan command-line interface.
+#include "calibrate_cmd.hpp"
 #include "predict_cmd.hpp"
 #include "system_cmd.hpp"
 #include "report.hpp"
@@ -197,6 +198,11 @@ int main(int argc, char** argv) {
     auto* scaling = app.add_subcommand("scaling", "Throughput and scaling efficiency vs GPU count on a system");
     roofplan::cli::add_scaling_options(scaling, scaling_options, false);
 
+    roofplan::cli::CalibrateOptions calibrate_options;
+    auto* calibrate = app.add_subcommand(
+        "calibrate", "Fit an efficiency profile to GEMM and bandwidth micro-benchmark reports (never end-to-end runs)");
+    roofplan::cli::add_calibrate_options(calibrate, calibrate_options);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -213,6 +219,7 @@ int main(int argc, char** argv) {
         if (*collective) return roofplan::cli::run_collective(collective_options);
         if (*compare) return roofplan::cli::run_compare(compare_options);
         if (*scaling) return roofplan::cli::run_scaling(scaling_options);
+        if (*calibrate) return roofplan::cli::run_calibrate(calibrate_options);
         if (*roofline) return roofplan::cli::run_roofline(roofline_options);
     } catch (const roofplan::invalid_argument& e) {
         std::cerr << "roofplan: error: " << e.what() << '\n';

@@ -334,6 +334,19 @@ public:
         return out;
     }
 
+    /// The wave-quantization slowdown (>= 1) the engine applies to one GEMM of m x n x k (count of them) on a
+    /// device with a profile: the time of the better tiling over the ideal time.  1 for a GEMM that fills whole
+    /// waves of whole tiles.
+    [[nodiscard]] static double gemm_slowdown(double m, double n, double k, double count, const Device& device,
+                                              const EfficiencyProfile& profile) {
+        Item it;
+        it.m = {0, m};
+        it.n = {0, n};
+        it.k = {0, k};
+        it.count = {0, count};
+        return quantization(it, 1.0, tilings(profile, device.sms));
+    }
+
     /// The memory model alone (no timing).
     [[nodiscard]] MemoryBreakdown memory(const PredictRequest& request) const {
         detail::require_batch(request.batch);

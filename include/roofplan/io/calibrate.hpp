@@ -1,0 +1,170 @@
+// roofplan/io/calibrate.hpp — fit an efficiency profile to micro-benchmark results (never to end-to-end runs).
+//
+// Inputs: the JSON reports of roofplan-gemm (cuBLASLt GEMMs per precision and shape) and roofplan-bandwidth
+// (STREAM copy/scale/triad).  For each math class with GEMM records the engine predicts
+//     t_i = x_i / e,   x_i = 2·M·N·K·count · slowdown_i / peak
+// where slowdown_i is the engine's own wave-quantization factor for that shape on that device, plus a fixed cost
+// b per kernel: t_i = a·x_i + b, a = 1/e, fitted by least squares on relative errors, min Σ ((t_i − a·x_i − b)/t_i)²
+// (Eigen, QR).  b is reported beside the engine's per-kernel launch floor, which stands for it.  Memory efficiency is the mean of the streaming kernels' GB/s over the datasheet bandwidth.  The
+// fit's residuals (median and worst relative error) are reported with the profile.
+#pragma once
+
+#include <roofplan/engine/predict.hpp>
+#include <roofplan/io/json.hpp>
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace roofplan::io {
+
+/// How well the fitted profile reproduces the measurements it was fitted to, per math class.
+struct FitQuality {
+    std::string what;     ///< "bf16_tensor", "memory", ...
+    int samples = 0;
+    double value = 0;     ///< the fitted efficiency
+    double median_rel_error = 0;
+    double worst_rel_error = 0;
+    double fixed_s = 0;   ///< GEMMs: the fitted fixed cost per kernel (seconds)
+};
+
+struct Calibration {
+    EfficiencyProfile profile;
+    std::string device_id;
+    std::vector<FitQuality> quality;
+    std::vector<std::string> sources;  ///< the files and their dates
+};
+
+/// The catalog device a report's GPU name denotes ("NVIDIA H200" → h200, "NVIDIA H100 80GB HBM3" → h100-sxm).
+inline std::string device_from_report_name(const std::string& name) {
+    std::string low;
+    for (char c : name) low += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    struct Rule { const char* contains; const char* id; };
+    for (const Rule r : {Rule{"h200", "h200"}, {"h100 pcie", "h100-pcie"}, {"h100", "h100-sxm"},
+                         {"a100-pcie-80", "a100-pcie-80gb"}, {"a100-sxm4-40", "a100-sxm4-40gb"}, {"a100", "a100-sxm4-80gb"},
+                         {"v100-pcie", "v100-pcie-16gb"}, {"v100", "v100-sxm2-32gb"}, {"t4", "t4"}})
+        if (low.find(r.contains) != std::string::npos) return r.id;
+    roofplan::detail::fail("cannot tell which catalog device '", name, "' is; pass --device");
+}
+
+inline MathClass math_class_of_gemm(const std::string& precision, const std::string& where) {
+    if (precision == "fp32") return MathClass::fp32;
+    if (precision == "tf32") return MathClass::tf32_tensor;
+    if (precision == "fp16") return MathClass::fp16_tensor_fp32_acc;
+    if (precision == "bf16") return MathClass::bf16_tensor;
+    if (precision == "int8") return MathClass::int8_tensor;
+    roofplan::detail::fail(where, ": unknown precision '", precision, "' (expected fp32, tf32, fp16, bf16, int8)");
+}
+
+/// Fits a profile for `device` to the reports (already parsed).  Each report is {"tool": "roofplan-gemm" or
+/// "roofplan-bandwidth", "provenance": {...}, "results": [...]}.
+inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& reports, const Device& device) {
+    Calibration out;
+    out.device_id = std::string(device.id.view());
+    out.profile = default_profile(device);
+    std::map<MathClass, std::vector<std::pair<double, double>>> gemm;  // class -> (x_i, t_i)
+    std::vector<double> memory;
+    for (const auto& [file, report] : reports) {
+        if (!report.is_object() || !report.contains("tool") || !report.contains("results"))
+            roofplan::detail::fail(file, ": not a roofplan-gemm or roofplan-bandwidth report (needs .tool and .results)");
+        const std::string tool = report.at("tool").get<std::string>();
+        if (tool != "roofplan-gemm" && tool != "roofplan-bandwidth")
+            roofplan::detail::fail(file, ": unknown tool '", tool, "' (expected roofplan-gemm or roofplan-bandwidth)");
+        std::string date = "?";
+        if (report.contains("provenance") && report.at("provenance").contains("date_utc"))
+            date = report.at("provenance").at("date_utc").get<std::string>();
+        out.sources.push_back(file + " (" + tool + ", " + date + ")");
+        const json& results = report.at("results");
+        if (!results.is_array()) roofplan::detail::fail(file, ": .results must be an array");
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const json& r = results[i];
+            const std::string where = file + ": .results[" + std::to_string(i) + "]";
+            if (tool == "roofplan-gemm") {
+                if (!r.value("verified", false)) continue;  // only checked results count
+                const MathClass m = math_class_of_gemm(r.at("precision").get<std::string>(), where);
+                const double M = detail::number(r, "m", where), N = detail::number(r, "n", where),
+                             K = detail::number(r, "k", where), C = detail::number(r, "count", where);
+                const double t = detail::number(r, "time_s_median", where);
+                if (!(t > 0) || !(M > 0) || !(N > 0) || !(K > 0) || !(C > 0))
+                    roofplan::detail::fail(where, ": sizes and time must be positive");
+                if (device.peak[m] <= 0)
+                    roofplan::detail::fail(where, ": device '", device.id.view(), "' has no ", to_string(m), " peak");
+                const double slowdown = Predictor::gemm_slowdown(M, N, K, C, device, out.profile);
+                gemm[m].emplace_back(2.0 * M * N * K * C * slowdown / (device.peak[m] * 1e12), t);
+            } else if (tool == "roofplan-bandwidth") {
+                const std::string kernel = r.at("kernel").get<std::string>();
+                if (kernel == "copy" || kernel == "scale" || kernel == "triad")
+                    memory.push_back(detail::number(r, "gb_per_s", where) / device.bandwidth_gb_s);
+            } else {
+                roofplan::detail::fail(file, ": unknown tool '", tool, "' (expected roofplan-gemm or roofplan-bandwidth)");
+            }
+        }
+    }
+    if (gemm.empty() && memory.empty()) roofplan::detail::fail("no usable measurements in the reports");
+    const auto quality = [](std::string what, double value, std::vector<double> errors) {
+        std::sort(errors.begin(), errors.end());
+        FitQuality q{std::move(what), static_cast<int>(errors.size()), value, errors[errors.size() / 2], errors.back()};
+        return q;
+    };
+    for (const auto& [m, points] : gemm) {
+        // t_i = a·x_i + b: a = 1/e, b = a fixed cost per kernel (prologue, epilogue, ramp-up) that the engine's
+        // per-kernel launch floor stands for.  Weighted by 1/t_i (relative errors): rows [x/t, 1/t] · [a, b] = 1.
+        const auto n = static_cast<Eigen::Index>(points.size());
+        Eigen::MatrixXd design(n, 2);
+        const Eigen::VectorXd ones = Eigen::VectorXd::Ones(n);
+        for (Eigen::Index i = 0; i < n; ++i) {
+            const auto& [x, t] = points[static_cast<std::size_t>(i)];
+            design(i, 0) = x / t;
+            design(i, 1) = 1.0 / t;
+        }
+        Eigen::Vector2d ab = n >= 2 ? Eigen::Vector2d(design.colPivHouseholderQr().solve(ones))
+                                    : Eigen::Vector2d(1.0 / design(0, 0), 0.0);
+        if (ab(1) < 0) {  // a negative fixed cost is not physical: refit the slope alone
+            ab(1) = 0;
+            ab(0) = design.col(0).colPivHouseholderQr().solve(ones)(0);
+        }
+        const double e = std::clamp(1.0 / ab(0), 1e-3, 1.0);
+        out.profile.gemm[static_cast<std::size_t>(m)] = e;
+        if (m == MathClass::fp16_tensor_fp32_acc)  // cuBLASLt FP16 with FP32 accumulation bounds the FP16-acc class
+            out.profile.gemm[static_cast<std::size_t>(MathClass::fp16_tensor_fp16_acc)] = e;
+        std::vector<double> errors;
+        for (const auto& [x, t] : points) errors.push_back(std::abs(x / e + ab(1) - t) / t);
+        FitQuality q = quality(std::string(to_string(m)), e, errors);
+        q.fixed_s = ab(1);
+        out.quality.push_back(q);
+    }
+    if (!memory.empty()) {
+        double mean = 0;
+        for (double v : memory) mean += v;
+        mean /= static_cast<double>(memory.size());
+        out.profile.memory = std::clamp(mean, 1e-3, 1.0);
+        std::vector<double> errors;
+        for (double v : memory) errors.push_back(std::abs(v - mean) / v);
+        out.quality.push_back(quality("memory", out.profile.memory, errors));
+    }
+    std::string source = "calibrated from " + std::to_string(out.sources.size()) + " report(s)";
+    out.profile.source = FixedString<127>(std::string_view(source).substr(0, 127));
+    validate(out.profile, "calibrated profile");
+    return out;
+}
+
+/// The profile as JSON, with the device, the sources and the fit quality.
+inline json calibration_json(const Calibration& c) {
+    json j = to_json(c.profile);
+    j["device"] = c.device_id;
+    j["sources"] = c.sources;
+    json q = json::array();
+    for (const FitQuality& f : c.quality)
+        q.push_back({{"what", f.what}, {"samples", f.samples}, {"value", f.value},
+                     {"median_rel_error", f.median_rel_error}, {"worst_rel_error", f.worst_rel_error},
+                     {"fixed_s", f.fixed_s}});
+    j["fit"] = q;
+    j["note"] = "fitted to micro-benchmarks (roofplan-gemm, roofplan-bandwidth) only; never to end-to-end results";
+    return j;
+}
+
+}  // namespace roofplan::io

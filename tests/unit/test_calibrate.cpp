@@ -1,0 +1,93 @@
+// Calibration: fitting the efficiency profile to micro-benchmark reports recovers known parameters, reproduces
+// the recorded H200/H100 runs within the reported residuals, and rejects bad input.
+#include <roofplan/io/calibrate.hpp>
+
+#include <doctest/doctest.h>
+
+using namespace roofplan;
+
+namespace {
+io::json synthetic_gemm(const Device& d, double efficiency, double fixed_s) {
+    io::json results = io::json::array();
+    const EfficiencyProfile p = default_profile(d);
+    for (int size : {512, 1024, 2048, 4096, 8192})
+        for (const char* precision : {"bf16", "fp32"}) {
+            const MathClass m = std::string(precision) == "bf16" ? MathClass::bf16_tensor : MathClass::fp32;
+            const double s = size;
+            const double t = 2 * s * s * s * Predictor::gemm_slowdown(s, s, s, 1, d, p) / (d.peak[m] * 1e12 * efficiency) + fixed_s;
+            results.push_back({{"precision", precision}, {"m", size}, {"n", size}, {"k", size}, {"count", 1},
+                               {"time_s_median", t}, {"verified", true}});
+        }
+    results.push_back({{"precision", "bf16"}, {"m", 64}, {"n", 64}, {"k", 64}, {"count", 1}, {"time_s_median", 1.0},
+                       {"verified", false}});  // an unverified record never counts
+    return {{"tool", "roofplan-gemm"}, {"provenance", {{"date_utc", "synthetic"}}}, {"results", results}};
+}
+}  // namespace
+
+TEST_CASE("calibration recovers the efficiency and fixed cost that generated the measurements") {
+    const Device& d = find_device("h200");
+    const io::json bw = {{"tool", "roofplan-bandwidth"},
+                         {"results", {{{"kernel", "copy"}, {"gb_per_s", 0.8 * 4800}},
+                                      {{"kernel", "triad"}, {"gb_per_s", 0.8 * 4800}},
+                                      {{"kernel", "memcpy_d2d"}, {"gb_per_s", 4700}}}}};
+    const io::Calibration c = io::calibrate({{"gemm.json", synthetic_gemm(d, 0.73, 5e-6)}, {"bw.json", bw}}, d);
+    CHECK(c.profile.gemm_efficiency(MathClass::bf16_tensor) == doctest::Approx(0.73).epsilon(1e-6));
+    CHECK(c.profile.gemm_efficiency(MathClass::fp32) == doctest::Approx(0.73).epsilon(1e-6));
+    CHECK(c.profile.memory == doctest::Approx(0.8));  // memcpy is the reference, not a fitted kernel
+    for (const io::FitQuality& q : c.quality) {
+        CHECK(q.worst_rel_error < 1e-6);
+        if (q.what != "memory") {
+            CHECK(q.samples == 5);
+            CHECK(q.fixed_s == doctest::Approx(5e-6).epsilon(1e-4));
+        }
+    }
+    // Classes without measurements keep the defaults.
+    CHECK(c.profile.gemm_efficiency(MathClass::int8_tensor) == default_profile(d).gemm_efficiency(MathClass::int8_tensor));
+    // The written profile is what predict --profile reads.
+    const EfficiencyProfile back = io::profile_from_json(io::calibration_json(c), d, "p.json");
+    CHECK(back.gemm == c.profile.gemm);
+    CHECK(back.memory == c.profile.memory);
+}
+
+TEST_CASE("the recorded H200 and H100 runs calibrate to plausible profiles with bounded residuals") {
+    for (const std::string dir : {"2026-11-21-h200", "2026-11-21-h100-sxm"}) {
+        CAPTURE(dir);
+        const std::string base = std::string(ROOFPLAN_SOURCE_DIR "/validation/results/") + dir + "/";
+        const std::string tag = dir.find("h200") != std::string::npos ? "h200" : "h100";
+        std::vector<std::pair<std::string, io::json>> reports;
+        for (const std::string& f : {"gemm_" + tag + ".json", "bandwidth_" + tag + ".json"})
+            reports.emplace_back(f, io::parse(io::read_text(base + f), f));
+        const std::string device = io::device_from_report_name(reports[0].second.at("provenance").at("device").at("name"));
+        CHECK(device == (tag == "h200" ? "h200" : "h100-sxm"));
+        const io::Calibration c = io::calibrate(reports, find_device(device));
+        CHECK(c.profile.memory > 0.85);
+        CHECK(c.profile.memory < 0.90);
+        for (const io::FitQuality& q : c.quality) {
+            CAPTURE(q.what);
+            CHECK(q.value > 0.55);
+            CHECK(q.value < 0.9);
+            CHECK(q.median_rel_error < 0.25);
+            CHECK(q.worst_rel_error < 0.35);
+        }
+    }
+}
+
+TEST_CASE("calibration errors: unknown tools, unknown precisions, no data, unknown GPU names") {
+    const Device& d = find_device("h100");
+    CHECK_THROWS_WITH_AS(io::calibrate({{"x.json", {{"tool", "nvprof"}, {"results", io::json::array()}}}}, d),
+                         doctest::Contains("unknown tool 'nvprof'"), invalid_argument);
+    CHECK_THROWS_WITH_AS(io::calibrate({{"x.json", {{"tool", "roofplan-gemm"}, {"results", io::json::array()}}}}, d),
+                         doctest::Contains("no usable measurements"), invalid_argument);
+    io::json bad = {{"tool", "roofplan-gemm"},
+                    {"results", {{{"precision", "fp8"}, {"m", 64}, {"n", 64}, {"k", 64}, {"count", 1},
+                                  {"time_s_median", 1e-5}, {"verified", true}}}}};
+    CHECK_THROWS_WITH_AS(io::calibrate({{"x.json", bad}}, d), doctest::Contains("unknown precision 'fp8'"),
+                         invalid_argument);
+    CHECK_THROWS_AS(io::calibrate({{"x.json", io::json::array()}}, d), invalid_argument);
+    CHECK_THROWS_AS(io::device_from_report_name("Radeon Instinct MI300X"), invalid_argument);
+    // A GEMM in a class the device lacks.
+    io::json tf32 = bad;
+    tf32["results"][0]["precision"] = "tf32";
+    CHECK_THROWS_WITH_AS(io::calibrate({{"x.json", tf32}}, find_device("v100")), doctest::Contains("has no tf32_tensor"),
+                         invalid_argument);
+}
