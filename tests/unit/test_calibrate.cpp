@@ -91,3 +91,42 @@ TEST_CASE("calibration errors: unknown tools, unknown precisions, no data, unkno
     CHECK_THROWS_WITH_AS(io::calibrate({{"x.json", tf32}}, find_device("v100")), doctest::Contains("has no tf32_tensor"),
                          invalid_argument);
 }
+
+TEST_CASE("collective calibration: recovers synthetic link parameters and fits the recorded H200 NCCL runs") {
+    const System& s = find_system("hgx-h200-4");
+    LinkParameters truth;
+    truth.base_s = 12e-6;
+    truth.latency_s[static_cast<int>(LinkKind::nvswitch)] = 0.5e-6;
+    truth.efficiency[static_cast<int>(LinkKind::nvswitch)] = 0.72;
+    io::json results = io::json::array();
+    for (int ranks : {2, 4})
+        for (const char* op : {"allreduce", "broadcast", "allgather"})
+            for (std::int64_t b = 1 << 20; b <= (std::int64_t{1} << 30); b *= 4) {
+                const double t = collective_time(s, parse_collective(op), b, {first_gpus(s, ranks)}, Algorithm::ring, truth)
+                                     .time.value();
+                results.push_back({{"op", op}, {"bytes", b}, {"ranks", ranks}, {"time_s_median", t}, {"verified", true}});
+            }
+    const io::LinkCalibration fit = io::calibrate_links({{"synthetic.json", {{"tool", "roofplan-nccl"}, {"results", results}}}}, s);
+    CHECK(fit.kind == LinkKind::nvswitch);
+    CHECK(fit.links.base_s == doctest::Approx(12e-6).epsilon(1e-6));
+    CHECK(fit.links.latency(LinkKind::nvswitch) == doctest::Approx(0.5e-6).epsilon(1e-6));
+    CHECK(fit.links.eff(LinkKind::nvswitch) == doctest::Approx(0.72).epsilon(1e-6));
+    CHECK(fit.quality.worst_rel_error < 1e-6);
+
+    std::vector<std::pair<std::string, io::json>> reports;
+    for (const char* f : {"/validation/results/2026-11-21-h200x2/nccl_h200x2.json",
+                          "/validation/results/2026-11-21-h200x4/nccl_h200x4.json"})
+        reports.emplace_back(f, io::parse(io::read_text(std::string(ROOFPLAN_SOURCE_DIR) + f), f));
+    const io::LinkCalibration h200 = io::calibrate_links(reports, s, 16 << 20);
+    CHECK(h200.quality.samples == 70);
+    CHECK(h200.links.eff(LinkKind::nvswitch) > 0.6);
+    CHECK(h200.links.eff(LinkKind::nvswitch) < 0.9);
+    CHECK(h200.quality.median_rel_error < 0.10);
+    CHECK(h200.quality.worst_rel_error < 0.35);
+    // The fitted parameters travel through a profile file.
+    const LinkParameters back = io::links_from_json({{"links", io::to_json(h200.links)}}, "p.json");
+    CHECK(back.base_s == h200.links.base_s);
+    CHECK(back.eff(LinkKind::nvswitch) == h200.links.eff(LinkKind::nvswitch));
+    CHECK_THROWS_AS(io::calibrate_links({{"x.json", {{"tool", "roofplan-gemm"}, {"results", io::json::array()}}}}, s),
+                    invalid_argument);
+}

@@ -4,6 +4,7 @@
 #include "predict_cmd.hpp"
 #include "report.hpp"
 
+#include <roofplan/io/calibrate.hpp>
 #include <roofplan/system/parallel.hpp>
 
 #include <CLI/CLI.hpp>
@@ -109,6 +110,7 @@ struct CollectiveOptions {
     std::string bytes;
     std::string sweep;
     std::string algorithm = "ring";
+    std::string profile;
     bool single_flow = false;
     bool json = false;
 };
@@ -123,6 +125,7 @@ inline void add_collective_options(CLI::App* app, CollectiveOptions& o) {
     app->add_option("--sweep", o.sweep, "Sizes FROM:TO, doubling, e.g. 1MB:1GB");
     app->add_option("--algorithm", o.algorithm, "ring or tree (tree: all-reduce only)");
     app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
+    app->add_option("--profile", o.profile, "Profile with calibrated collective parameters (roofplan calibrate)");
     app->add_flag("--json", o.json, "Print JSON");
 }
 
@@ -149,10 +152,12 @@ inline int run_collective(const CollectiveOptions& o) {
         roofplan::detail::fail("give --bytes SIZE or --sweep FROM:TO");
     }
     const RingBandwidth ring = ring_bandwidth(s, place.gpus);
+    const LinkParameters links =
+        o.profile.empty() ? LinkParameters{} : io::links_from_json(io::parse(io::read_text(o.profile), o.profile), o.profile);
     json rows = json::array();
     Table t({"bytes", "time", "algbw GB/s", "busbw GB/s", "limit"}, {true, true, true, true, false});
     for (std::int64_t b : sizes) {
-        const CollectiveTime c = collective_time(s, op, b, place, algorithm);
+        const CollectiveTime c = collective_time(s, op, b, place, algorithm, links);
         rows.push_back({{"bytes", b}, {"time_s", c.time.value()}, {"algbw_GBps", c.algbw_gb_s},
                         {"busbw_GBps", c.busbw_gb_s}});
         t.add({grouped(b), seconds_text(c.time.value()), fixed(c.algbw_gb_s, 2), fixed(c.busbw_gb_s, 2),
@@ -213,6 +218,7 @@ inline int run_predict_system(const PredictOptions& po, const SystemPredictOptio
     pr.mode = parse_data_parallel(so.data_parallel);
     pr.overlap = !so.no_overlap;
     pr.single_flow = so.single_flow;
+    if (!po.profile.empty()) pr.links = io::links_from_json(io::parse(io::read_text(po.profile), po.profile), po.profile);
     const Predictor predictor(r.model);
     const ParallelPrediction p = predict_parallel(predictor, r.device, r.profile, r.request, s, pr);
     json out = prediction_json(r, p.gpu);

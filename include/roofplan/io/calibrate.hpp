@@ -10,6 +10,7 @@
 #pragma once
 
 #include <roofplan/engine/predict.hpp>
+#include <roofplan/system/collective.hpp>
 #include <roofplan/io/json.hpp>
 
 #include <Eigen/Dense>
@@ -165,6 +166,118 @@ inline json calibration_json(const Calibration& c) {
     j["fit"] = q;
     j["note"] = "fitted to micro-benchmarks (roofplan-gemm, roofplan-bandwidth) only; never to end-to-end results";
     return j;
+}
+
+}  // namespace roofplan::io
+
+namespace roofplan::io {
+
+/// The collective parameters fitted to roofplan-nccl reports on one system, and how well they fit.
+struct LinkCalibration {
+    LinkParameters links;
+    LinkKind kind = LinkKind::nvswitch;  ///< the link kind the fit is for (the rings' limiting link)
+    FitQuality quality;
+    std::vector<std::string> sources;
+};
+
+/// Fits base cost, per-step latency and protocol efficiency of the limiting link kind to NCCL measurements of
+/// sizes >= `min_bytes`:  t_i = base + steps_i·α + moved_i / (B·η), linear in (base, α, 1/η), least squares on
+/// relative errors (Eigen QR).  A negative α or base is not physical: that term is dropped and the rest refitted.
+inline LinkCalibration calibrate_links(const std::vector<std::pair<std::string, json>>& reports, const System& system,
+                                       std::int64_t min_bytes = 0) {
+    struct Row { double steps, moved_s, t; };  // moved_s: moved / (B·1e9)
+    std::vector<Row> rows;
+    LinkCalibration out;
+    bool kind_set = false;
+    for (const auto& [file, report] : reports) {
+        if (!report.is_object() || report.value("tool", std::string()) != "roofplan-nccl" || !report.contains("results"))
+            roofplan::detail::fail(file, ": not a roofplan-nccl report (needs .tool = roofplan-nccl and .results)");
+        out.sources.push_back(file);
+        const json& results = report.at("results");
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const json& r = results[i];
+            const std::string where = file + ": .results[" + std::to_string(i) + "]";
+            if (!r.value("verified", false)) continue;
+            const int ranks = static_cast<int>(detail::number(r, "ranks", where));
+            if (ranks < 2) continue;
+            const auto bytes = static_cast<std::int64_t>(detail::number(r, "bytes", where));
+            if (bytes < min_bytes) continue;
+            const RingBandwidth ring = ring_bandwidth(system, first_gpus(system, ranks));
+            if (kind_set && ring.kind != out.kind)
+                roofplan::detail::fail(where, ": rings limited by different link kinds cannot share one fit");
+            out.kind = ring.kind;
+            kind_set = true;
+            const CollectiveTerms terms =
+                collective_terms(parse_collective(r.at("op").get<std::string>()), ranks, bytes, Algorithm::ring);
+            rows.push_back({terms.steps, terms.moved / (ring.gb_s * 1e9), detail::number(r, "time_s_median", where)});
+        }
+    }
+    if (rows.size() < 3) roofplan::detail::fail("need at least 3 verified multi-GPU NCCL measurements to fit, got ",
+                                                static_cast<std::int64_t>(rows.size()));
+    // columns: base, alpha, 1/eta
+    std::array<bool, 3> use{true, true, true};
+    Eigen::Vector3d coef = Eigen::Vector3d::Zero();
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const int cols = static_cast<int>(use[0]) + static_cast<int>(use[1]) + static_cast<int>(use[2]);
+        Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), cols);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            int c = 0;
+            const double w = 1.0 / rows[i].t;
+            if (use[0]) a(static_cast<Eigen::Index>(i), c++) = w;
+            if (use[1]) a(static_cast<Eigen::Index>(i), c++) = rows[i].steps * w;
+            if (use[2]) a(static_cast<Eigen::Index>(i), c++) = rows[i].moved_s * w;
+        }
+        const Eigen::VectorXd x = a.colPivHouseholderQr().solve(Eigen::VectorXd::Ones(a.rows()));
+        int c = 0;
+        coef = Eigen::Vector3d::Zero();
+        for (int k = 0; k < 3; ++k)
+            if (use[static_cast<std::size_t>(k)]) coef(k) = x(c++);
+        if (coef(0) >= 0 && coef(1) >= 0) break;
+        if (coef(1) < 0) use[1] = false;
+        else use[0] = false;
+    }
+    if (!(coef(2) > 0)) roofplan::detail::fail("the NCCL measurements do not determine a bandwidth (fit gave 1/eta <= 0)");
+    out.links.base_s = coef(0);
+    out.links.latency_s[static_cast<int>(out.kind)] = coef(1);
+    out.links.efficiency[static_cast<int>(out.kind)] = std::min(1.0, 1.0 / coef(2));
+    std::vector<double> errors;
+    for (const Row& r : rows) {
+        const double p = out.links.base_s + r.steps * coef(1) + r.moved_s / out.links.efficiency[static_cast<int>(out.kind)];
+        errors.push_back(std::abs(p - r.t) / r.t);
+    }
+    std::sort(errors.begin(), errors.end());
+    out.quality = {std::string("links.") + std::string(to_string(out.kind)), static_cast<int>(errors.size()),
+                   out.links.efficiency[static_cast<int>(out.kind)], errors[errors.size() / 2], errors.back(), coef(0)};
+    return out;
+}
+
+inline json to_json(const LinkParameters& lp) {
+    json kinds;
+    for (LinkKind k : {LinkKind::nvlink, LinkKind::nvswitch, LinkKind::pcie, LinkKind::socket_bus, LinkKind::network})
+        kinds[std::string(to_string(k))] = {{"latency_s", lp.latency(k)}, {"efficiency", lp.eff(k)}};
+    return {{"base_s", lp.base_s}, {"kinds", kinds}};
+}
+
+/// Collective parameters from a profile's "links" section (defaults for whatever it omits).
+inline LinkParameters links_from_json(const json& profile, const std::string& file) {
+    LinkParameters lp;
+    if (!profile.is_object() || !profile.contains("links")) return lp;
+    const json& l = profile.at("links");
+    const std::string where = file + ": .links";
+    if (l.contains("base_s")) lp.base_s = detail::number(l, "base_s", where);
+    if (l.contains("kinds"))
+        for (const auto& [name, v] : l.at("kinds").items()) {
+            const LinkKind k = parse_link_kind(name, where + ".kinds");
+            const std::string p = where + ".kinds." + name;
+            lp.latency_s[static_cast<int>(k)] = detail::number(v, "latency_s", p);
+            lp.efficiency[static_cast<int>(k)] = detail::number(v, "efficiency", p);
+            if (!(lp.efficiency[static_cast<int>(k)] > 0 && lp.efficiency[static_cast<int>(k)] <= 1))
+                roofplan::detail::fail(p, ".efficiency must be in (0, 1]");
+            if (!(lp.latency_s[static_cast<int>(k)] >= 0 && lp.latency_s[static_cast<int>(k)] < 1))
+                roofplan::detail::fail(p, ".latency_s must be in [0, 1) seconds");
+        }
+    if (!(lp.base_s >= 0 && lp.base_s < 1)) roofplan::detail::fail(where, ".base_s must be in [0, 1) seconds");
+    return lp;
 }
 
 }  // namespace roofplan::io

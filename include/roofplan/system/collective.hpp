@@ -6,7 +6,7 @@
 //   all-gather      (n-1) steps,  (n-1)/n · S                busbw factor (n-1)/n
 //   broadcast       pipelined chain: n-1 hops (latency), S   busbw factor 1
 //   reduce          pipelined chain: n-1 hops (latency), S   busbw factor 1
-// so   time = steps · latency(limiting link) + bytes per rank / (ring bandwidth · protocol efficiency),
+// so   time = base + steps · latency(limiting link) + bytes per rank / (ring bandwidth · protocol efficiency),
 // small messages are latency-bound and large ones bandwidth-bound.  A tree all-reduce (NCCL's double binary
 // tree) takes 2·⌈log2 n⌉ steps and moves 2·S per rank at the tree's bandwidth — fewer steps, same asymptote.
 // Across nodes the ring leaves each node through the network: its bandwidth is min(intra-node ring, network
@@ -59,6 +59,30 @@ constexpr double busbw_factor(Collective c, int ranks) {
     return 1.0;
 }
 
+/// The steps and the bytes per rank of a collective of S bytes over n ranks (see the table above).
+struct CollectiveTerms {
+    double steps = 0;
+    double moved = 0;
+};
+constexpr CollectiveTerms collective_terms(Collective op, int ranks, std::int64_t bytes, Algorithm algorithm) {
+    const double n = ranks;
+    const double S = static_cast<double>(bytes);
+    if (ranks < 2) return {};
+    if (algorithm == Algorithm::tree && op == Collective::allreduce) {
+        int levels = 0;
+        while ((1 << levels) < ranks) ++levels;
+        return {2.0 * levels, 2.0 * S};
+    }
+    switch (op) {
+        case Collective::allreduce: return {2 * (n - 1), 2 * (n - 1) / n * S};
+        case Collective::reducescatter:
+        case Collective::allgather: return {n - 1, (n - 1) / n * S};
+        case Collective::broadcast:
+        case Collective::reduce: return {n - 1, S};
+    }
+    return {};
+}
+
 /// Where a collective runs: GPUs of one node (a GpuSet), repeated on `nodes` nodes.
 struct CollectivePlace {
     GpuSet gpus;
@@ -106,22 +130,9 @@ inline CollectiveTime collective_time(const System& s, Collective op, std::int64
         }
         latency = std::max(latency, s.network.latency_s);
     }
-    const double n = ranks;
+    const CollectiveTerms terms = collective_terms(op, ranks, bytes, algorithm);
     const double S = static_cast<double>(bytes);
-    double steps = 0, moved = 0;
-    if (algorithm == Algorithm::tree && op == Collective::allreduce) {
-        steps = 2.0 * std::ceil(std::log2(n));
-        moved = 2.0 * S;
-    } else {
-        switch (op) {
-            case Collective::allreduce: steps = 2 * (n - 1); moved = 2 * (n - 1) / n * S; break;
-            case Collective::reducescatter:
-            case Collective::allgather: steps = n - 1; moved = (n - 1) / n * S; break;
-            case Collective::broadcast:
-            case Collective::reduce: steps = n - 1; moved = S; break;
-        }
-    }
-    const double t = steps * latency + moved / (bw * 1e9);
+    const double t = lp.base_s + terms.steps * latency + terms.moved / (bw * 1e9);
     out.time = units::in_seconds(t);
     out.algbw_gb_s = S / t / 1e9;
     out.busbw_gb_s = out.algbw_gb_s * busbw_factor(op, ranks);

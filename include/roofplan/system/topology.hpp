@@ -43,9 +43,11 @@ constexpr std::string_view to_string(LinkKind k) {
 /// micro-benchmarks of the validation suite calibrate them.  Latency: the time a ring or tree step costs beyond
 /// its bytes (kernel hand-off, flag polling, for the network the NIC/TCP round trip).  Efficiency: the fraction of
 /// the link bandwidth NCCL's Simple protocol reaches on large messages (nccl-tests bus bandwidth over link rate).
+/// `base_s` is the fixed cost of one collective (launch and the ranks' synchronisation), 5 µs by default.
 struct LinkParameters {
     double latency_s[5] = {1.0e-6, 1.0e-6, 2.5e-6, 3.0e-6, 10.0e-6};
     double efficiency[5] = {0.85, 0.80, 0.80, 0.80, 0.90};
+    double base_s = 5.0e-6;
     [[nodiscard]] constexpr double latency(LinkKind k) const { return latency_s[static_cast<int>(k)]; }
     [[nodiscard]] constexpr double eff(LinkKind k) const { return efficiency[static_cast<int>(k)]; }
 };
