@@ -185,7 +185,7 @@ struct LinkCalibration {
 /// relative errors (Eigen QR).  A negative α or base is not physical: that term is dropped and the rest refitted.
 inline LinkCalibration calibrate_links(const std::vector<std::pair<std::string, json>>& reports, const System& system,
                                        std::int64_t min_bytes = 0) {
-    struct Row { double steps, moved_s, t; };  // moved_s: moved / (B·1e9)
+    struct Row { double steps, moved_s, t; int op; };  // moved_s: moved / (B·1e9)
     std::vector<Row> rows;
     LinkCalibration out;
     bool kind_set = false;
@@ -207,42 +207,62 @@ inline LinkCalibration calibrate_links(const std::vector<std::pair<std::string, 
                 roofplan::detail::fail(where, ": rings limited by different link kinds cannot share one fit");
             out.kind = ring.kind;
             kind_set = true;
-            const CollectiveTerms terms =
-                collective_terms(parse_collective(r.at("op").get<std::string>()), ranks, bytes, Algorithm::ring);
-            rows.push_back({terms.steps, terms.moved / (ring.gb_s * 1e9), detail::number(r, "time_s_median", where)});
+            const Collective op = parse_collective(r.at("op").get<std::string>());
+            const CollectiveTerms terms = collective_terms(op, ranks, bytes, Algorithm::ring);
+            rows.push_back({terms.steps, terms.moved / (ring.gb_s * 1e9), detail::number(r, "time_s_median", where),
+                            static_cast<int>(op)});
         }
     }
     if (rows.size() < 3) roofplan::detail::fail("need at least 3 verified multi-GPU NCCL measurements to fit, got ",
                                                 static_cast<std::int64_t>(rows.size()));
-    // columns: base, alpha, 1/eta
-    std::array<bool, 3> use{true, true, true};
-    Eigen::Vector3d coef = Eigen::Vector3d::Zero();
+    // columns: base, alpha, then 1/eta for each collective present (eta = link efficiency x collective factor)
+    std::array<bool, 5> present{};
+    for (const Row& r : rows) present[static_cast<std::size_t>(r.op)] = true;
+    std::array<bool, 2> use{true, true};
+    Eigen::VectorXd coef;
+    std::array<int, 5> column{};
     for (int attempt = 0; attempt < 3; ++attempt) {
-        const int cols = static_cast<int>(use[0]) + static_cast<int>(use[1]) + static_cast<int>(use[2]);
-        Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), cols);
+        int cols = static_cast<int>(use[0]) + static_cast<int>(use[1]);
+        for (int k = 0; k < 5; ++k) column[static_cast<std::size_t>(k)] = present[static_cast<std::size_t>(k)] ? cols++ : -1;
+        Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(rows.size()), cols);
         for (std::size_t i = 0; i < rows.size(); ++i) {
-            int c = 0;
+            const auto row = static_cast<Eigen::Index>(i);
             const double w = 1.0 / rows[i].t;
-            if (use[0]) a(static_cast<Eigen::Index>(i), c++) = w;
-            if (use[1]) a(static_cast<Eigen::Index>(i), c++) = rows[i].steps * w;
-            if (use[2]) a(static_cast<Eigen::Index>(i), c++) = rows[i].moved_s * w;
+            int c = 0;
+            if (use[0]) a(row, c++) = w;
+            if (use[1]) a(row, c++) = rows[i].steps * w;
+            a(row, column[static_cast<std::size_t>(rows[i].op)]) = rows[i].moved_s * w;
         }
         const Eigen::VectorXd x = a.colPivHouseholderQr().solve(Eigen::VectorXd::Ones(a.rows()));
+        coef = Eigen::VectorXd::Zero(2 + 5);
         int c = 0;
-        coef = Eigen::Vector3d::Zero();
-        for (int k = 0; k < 3; ++k)
-            if (use[static_cast<std::size_t>(k)]) coef(k) = x(c++);
+        if (use[0]) coef(0) = x(c++);
+        if (use[1]) coef(1) = x(c++);
+        for (int k = 0; k < 5; ++k)
+            if (column[static_cast<std::size_t>(k)] >= 0) coef(2 + k) = x(column[static_cast<std::size_t>(k)]);
         if (coef(0) >= 0 && coef(1) >= 0) break;
         if (coef(1) < 0) use[1] = false;
         else use[0] = false;
     }
-    if (!(coef(2) > 0)) roofplan::detail::fail("the NCCL measurements do not determine a bandwidth (fit gave 1/eta <= 0)");
+    // The link efficiency is the best collective's; the others get factors below 1 relative to it.
+    double best_eta = 0;
+    for (int k = 0; k < 5; ++k)
+        if (present[static_cast<std::size_t>(k)]) {
+            if (!(coef(2 + k) > 0)) roofplan::detail::fail("the NCCL measurements do not determine a bandwidth for ",
+                                                          to_string(static_cast<Collective>(k)));
+            best_eta = std::max(best_eta, 1.0 / coef(2 + k));
+        }
+    best_eta = std::min(best_eta, 1.0);
     out.links.base_s = coef(0);
     out.links.latency_s[static_cast<int>(out.kind)] = coef(1);
-    out.links.efficiency[static_cast<int>(out.kind)] = std::min(1.0, 1.0 / coef(2));
+    out.links.efficiency[static_cast<int>(out.kind)] = best_eta;
+    for (int k = 0; k < 5; ++k)
+        if (present[static_cast<std::size_t>(k)])
+            out.links.collective_factor[k] = std::min(1.0, (1.0 / coef(2 + k)) / best_eta);
     std::vector<double> errors;
     for (const Row& r : rows) {
-        const double p = out.links.base_s + r.steps * coef(1) + r.moved_s / out.links.efficiency[static_cast<int>(out.kind)];
+        const double p = out.links.base_s + r.steps * coef(1) +
+                         r.moved_s / (out.links.efficiency[static_cast<int>(out.kind)] * out.links.collective_factor[r.op]);
         errors.push_back(std::abs(p - r.t) / r.t);
     }
     std::sort(errors.begin(), errors.end());
@@ -255,7 +275,11 @@ inline json to_json(const LinkParameters& lp) {
     json kinds;
     for (LinkKind k : {LinkKind::nvlink, LinkKind::nvswitch, LinkKind::pcie, LinkKind::socket_bus, LinkKind::network})
         kinds[std::string(to_string(k))] = {{"latency_s", lp.latency(k)}, {"efficiency", lp.eff(k)}};
-    return {{"base_s", lp.base_s}, {"kinds", kinds}};
+    json factors;
+    for (Collective c : {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::reducescatter,
+                         Collective::allgather})
+        factors[std::string(to_string(c))] = lp.collective_factor[static_cast<int>(c)];
+    return {{"base_s", lp.base_s}, {"kinds", kinds}, {"collective_factor", factors}};
 }
 
 /// Collective parameters from a profile's "links" section (defaults for whatever it omits).
@@ -275,6 +299,13 @@ inline LinkParameters links_from_json(const json& profile, const std::string& fi
                 roofplan::detail::fail(p, ".efficiency must be in (0, 1]");
             if (!(lp.latency_s[static_cast<int>(k)] >= 0 && lp.latency_s[static_cast<int>(k)] < 1))
                 roofplan::detail::fail(p, ".latency_s must be in [0, 1) seconds");
+        }
+    if (l.contains("collective_factor"))
+        for (const auto& [name, v] : l.at("collective_factor").items()) {
+            const Collective c = parse_collective(name);
+            const double f = detail::number(l.at("collective_factor"), name, where + ".collective_factor");
+            if (!(f > 0 && f <= 1)) roofplan::detail::fail(where, ".collective_factor.", name, " must be in (0, 1]");
+            lp.collective_factor[static_cast<int>(c)] = f;
         }
     if (!(lp.base_s >= 0 && lp.base_s < 1)) roofplan::detail::fail(where, ".base_s must be in [0, 1) seconds");
     return lp;

@@ -48,6 +48,9 @@ struct LinkParameters {
     double latency_s[5] = {1.0e-6, 1.0e-6, 2.5e-6, 3.0e-6, 10.0e-6};
     double efficiency[5] = {0.85, 0.80, 0.80, 0.80, 0.90};
     double base_s = 5.0e-6;
+    /// Per-collective bandwidth factor (indexed by Collective: allreduce, broadcast, reduce, reducescatter,
+    /// allgather), 1 by default; calibration sets them where NCCL reaches different fractions per collective.
+    double collective_factor[5] = {1, 1, 1, 1, 1};
     [[nodiscard]] constexpr double latency(LinkKind k) const { return latency_s[static_cast<int>(k)]; }
     [[nodiscard]] constexpr double eff(LinkKind k) const { return efficiency[static_cast<int>(k)]; }
 };
