@@ -85,7 +85,11 @@
 
 extern char** environ;
 
+#include "../common/report.hpp"
+
 namespace {
+
+using namespace roofplan::bench;
 
 constexpr const char* kProgram = "roofplan-nccl";
 constexpr const char* kVersion = "0.1.0";  // roofplan's version (include/roofplan/version.hpp); keep in step
@@ -449,67 +453,7 @@ Options parse_args(int argc, char** argv) {
 
 // ---- JSON (written by hand: no dependency) -----------------------------------------------------------
 
-// A JSON string literal.  Quotes, backslashes and control characters are escaped; valid UTF-8 passes
-// through; bytes that are not valid UTF-8 (argv and the environment need not be) become U+FFFD.
-std::string json_string(std::string_view s) {
-    std::string out = "\"";
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            switch (c) {
-                case '"': out += "\\\""; break;
-                case '\\': out += "\\\\"; break;
-                case '\b': out += "\\b"; break;
-                case '\f': out += "\\f"; break;
-                case '\n': out += "\\n"; break;
-                case '\r': out += "\\r"; break;
-                case '\t': out += "\\t"; break;
-                default:
-                    if (c < 0x20 || c == 0x7F) {
-                        char buf[8];
-                        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                        out += buf;
-                    } else {
-                        out += char(c);
-                    }
-            }
-            ++i;
-            continue;
-        }
-        // Multi-byte UTF-8: lead byte, continuation count, smallest code point allowed (no overlongs).
-        std::size_t len = 0;
-        std::uint32_t cp = 0, min_cp = 0;
-        if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1Fu, min_cp = 0x80;
-        else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0Fu, min_cp = 0x800;
-        else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07u, min_cp = 0x10000;
-        bool valid = len != 0 && i + len <= s.size();
-        for (std::size_t k = 1; valid && k < len; ++k) {
-            const auto cc = static_cast<unsigned char>(s[i + k]);
-            valid = (cc & 0xC0u) == 0x80u;
-            cp = (cp << 6) | (cc & 0x3Fu);
-        }
-        valid = valid && cp >= min_cp && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-        if (valid) {
-            out.append(s.substr(i, len));
-            i += len;
-        } else {
-            out += "\\ufffd";
-            ++i;
-        }
-    }
-    return out + "\"";
-}
 
-// A JSON number; JSON has no NaN or infinity, so those become null.
-std::string json_number(double x) {
-    if (!std::isfinite(x)) return "null";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.9g", x);
-    return buf;
-}
-std::string json_number(std::uint64_t x) { return std::to_string(x); }
-std::string json_number(int x) { return std::to_string(x); }
-std::string json_bool(bool b) { return b ? "true" : "false"; }
 
 // ---- Provenance --------------------------------------------------------------------------------------
 
@@ -562,9 +506,6 @@ Topology query_topology(int n) {
     return t;
 }
 
-std::string version_string(int v) {  // CUDA encodes versions as 1000 * major + 10 * minor
-    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
 
 std::string nccl_version_string(int code) {  // NCCL >= 2.9: 10000 * major + 100 * minor + patch
     if (code >= 10000)
@@ -581,14 +522,6 @@ std::string nccl_library_path() {
     return "";
 }
 
-std::string utc_now_iso8601() {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 std::string host_name() {
     char buf[256] = {};
