@@ -7,6 +7,7 @@
 
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/detail/fixed_string.hpp>
+#include <roofplan/detail/suggest.hpp>
 #include <roofplan/precision.hpp>
 #include <roofplan/units.hpp>
 
@@ -140,9 +141,9 @@ struct Device {
 
     /// Whether `name` (case-insensitive) is this device's id or one of its aliases.
     [[nodiscard]] constexpr bool answers_to(std::string_view wanted) const {
-        if (iequal(id.view(), wanted)) return true;
+        if (detail::iequals(id.view(), wanted)) return true;
         for (const DeviceId& a : aliases)
-            if (!a.empty() && iequal(a.view(), wanted)) return true;
+            if (!a.empty() && detail::iequals(a.view(), wanted)) return true;
         return false;
     }
     [[nodiscard]] constexpr bool has_tensor_cores() const { return tensor_cores > 0; }
@@ -160,15 +161,6 @@ struct Device {
     /// The ridge point: FLOP per byte at which a kernel in this math class stops being memory-bound.
     [[nodiscard]] constexpr units::flops_per_byte ridge(MathClass m) const {
         return units::flops_per_byte::from_value(peak[m] * 1e12 / (bandwidth_gb_s * 1e9));
-    }
-
-private:
-    static constexpr char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-    static constexpr bool iequal(std::string_view a, std::string_view b) {
-        if (a.size() != b.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (lower(a[i]) != lower(b[i])) return false;
-        return true;
     }
 };
 
