@@ -1,0 +1,52 @@
+// SPEC.md §2 scenario 5, the framework / GPU / minibatch sweeps (K40, Titan X Maxwell, GTX 1080, Titan X Pascal),
+// as roofplan predicts them: forward and forward+backward time in milliseconds per minibatch for AlexNet,
+// Overfeat, VGG-16, GoogLeNet and ResNet-50/101/152 at batch 8 to 128, FP32 training.  "forward+backward" is the
+// forward pass plus both backward passes (data and weight gradients), without the optimizer update, as the
+// convnet-benchmarks and cnn-benchmarks tables report it; those tables hold the measurements (the VGG they time
+// may be another depth than the zoo's VGG-16).  Writes sweep_resnet50_fwd_bwd.svg (current directory or argv[1]).
+#include <roofplan/roofplan.hpp>
+
+#include "common/chart.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv) {
+    using namespace roofplan;
+    const std::string dir = argc > 1 ? std::string(argv[1]) + "/" : "";
+    const char* const gpus[] = {"k40", "titan-x-maxwell", "gtx1080", "titan-x-pascal"};
+    const char* const model_ids[] = {"alexnet", "overfeat", "vgg16", "googlenet", "resnet50", "resnet101", "resnet152"};
+    const std::int64_t batches[] = {8, 16, 32, 64, 128};
+    roofplan_examples::LineChart chart{"ResNet-50 forward+backward time per minibatch (predicted)",
+                                       "FP32, default efficiency profiles", "batch size", "ms", true, true, {}};
+    std::printf("GPU / minibatch sweeps (SPEC.md section 2, scenario 5): roofplan's predictions, FP32.\n"
+                "Each cell: forward ms / forward+backward ms; OOM: the training step does not fit in memory.\n");
+    for (const char* model_id : model_ids) {
+        const Model model = models::build(model_id);
+        const Predictor predictor(model);
+        std::printf("\n%s\n%-16s", model_id, "GPU");
+        for (std::int64_t b : batches) std::printf(" %19s", ("batch " + std::to_string(b)).c_str());
+        std::printf("\n");
+        for (const char* id : gpus) {
+            const Device& d = find_device(id);
+            roofplan_examples::Series series{id, {}, false};
+            std::printf("%-16s", id);
+            for (std::int64_t b : batches) {
+                const Prediction p =
+                    predictor(d, default_profile(d), {.batch = b, .precision = Precision::fp32, .per_layer = false});
+                const double forward_ms = 1e3 * p.phase_time[0].value();
+                const double fwd_bwd_ms = forward_ms + 1e3 * (p.phase_time[1].value() + p.phase_time[2].value());
+                char buf[40];
+                if (p.fits) std::snprintf(buf, sizeof buf, "%8.2f / %8.2f", forward_ms, fwd_bwd_ms);
+                else std::snprintf(buf, sizeof buf, "OOM (max %lld)", static_cast<long long>(p.max_batch));
+                std::printf(" %19s", buf);
+                if (p.fits) series.points.emplace_back(static_cast<double>(b), fwd_bwd_ms);
+            }
+            std::printf("\n");
+            if (std::string_view(model_id) == "resnet50") chart.series.push_back(series);
+        }
+    }
+    roofplan_examples::write_svg(dir + "sweep_resnet50_fwd_bwd.svg", chart);
+    return 0;
+}
