@@ -81,7 +81,7 @@ std::vector<roofplan_examples::Series> busbw_tables(Collective op) {
     for (const char* sid : systems) {
         const System& s = find_system(sid);
         std::printf("\n%s on %s: busbw GB/s (nccl-tests convention, ring)\n%-10s", std::string(to_string(op)).c_str(),
-                    sid, "bytes");
+                    sid, "size");
         std::vector<int> counts;
         for (int g : gpu_counts)
             if (g >= 2 && g <= s.gpus_per_node * s.max_nodes) counts.push_back(g);
@@ -89,7 +89,7 @@ std::vector<roofplan_examples::Series> busbw_tables(Collective op) {
         std::printf("\n");
         roofplan_examples::Series curve{sid + std::string(" x") + std::to_string(counts.back()), {}, false};
         for (std::int64_t bytes : sizes) {
-            std::printf("%-10s", roofplan_examples::chart_detail::tick(static_cast<double>(bytes)).c_str());
+            std::printf("%-10s", (roofplan_examples::chart_detail::tick(static_cast<double>(bytes)) + "iB").c_str());
             for (int g : counts) {
                 const CollectiveTime t = collective_time(s, op, bytes, placement(s, {.gpus = g}));
                 std::printf(" %9.2f", t.busbw_gb_s);
@@ -134,12 +134,12 @@ int main(int argc, char** argv) {
     roofplan_examples::write_svg(dir + "dp_allreduce_busbw.svg",
                                  {"All-reduce bus bandwidth (predicted, ring)",
                                   "each system at its largest GPU count; nccl-tests busbw = algbw x 2(n-1)/n",
-                                  "message size (bytes)", "busbw (GB/s)", true, false,
+                                  "message size (bytes; K, M, G = 2^10, 2^20, 2^30)", "busbw (GB/s)", true, false,
                                   busbw_tables(Collective::allreduce)});
     roofplan_examples::write_svg(dir + "dp_broadcast_busbw.svg",
                                  {"Broadcast bus bandwidth (predicted, ring)",
                                   "each system at its largest GPU count; busbw = algbw for broadcast",
-                                  "message size (bytes)", "busbw (GB/s)", true, false,
+                                  "message size (bytes; K, M, G = 2^10, 2^20, 2^30)", "busbw (GB/s)", true, false,
                                   busbw_tables(Collective::broadcast)});
     return 0;
 }
