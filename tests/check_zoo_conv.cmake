@@ -1,0 +1,18 @@
+# Regenerates the zoo's convolution shapes (the batch sizes are those named in the committed file's header) and
+# requires the committed validation/shapes/zoo_conv.txt to be identical.
+file(STRINGS "${EXPECTED}" header LIMIT_COUNT 1)
+string(REGEX MATCH "roofplan-zoo-conv-shapes ([^)]*)\\)" _ "${header}")
+if(NOT CMAKE_MATCH_1)
+    message(FATAL_ERROR "${EXPECTED}: the first line does not name the generator's arguments")
+endif()
+separate_arguments(args UNIX_COMMAND "${CMAKE_MATCH_1}")
+execute_process(COMMAND "${TOOL}" ${args} OUTPUT_FILE "${OUT}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "roofplan-zoo-conv-shapes failed (${rc})")
+endif()
+file(READ "${EXPECTED}" want)
+file(READ "${OUT}" got)
+if(NOT want STREQUAL got)
+    message(FATAL_ERROR "${EXPECTED} is out of date: regenerate it with roofplan-zoo-conv-shapes ${CMAKE_MATCH_1}")
+endif()
+message(STATUS "zoo_conv.txt is current")
