@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     const char* const model_ids[] = {"alexnet", "overfeat", "vgg16", "googlenet", "resnet50", "resnet101", "resnet152"};
     const std::int64_t batches[] = {8, 16, 32, 64, 128};
     roofplan_examples::LineChart chart{"ResNet-50 forward+backward time per minibatch (predicted)",
-                                       "FP32, default efficiency profiles", "batch size", "ms", true, true, {}};
+                                       "FP32, default efficiency profiles; a missing point: that batch does not fit in memory", "batch size", "ms", true, true, {}};
     std::printf("GPU / minibatch sweeps (SPEC.md section 2, scenario 5): roofplan's predictions, FP32.\n"
                 "Each cell: forward ms / forward+backward ms; OOM: the training step does not fit in memory.\n");
     for (const char* model_id : model_ids) {

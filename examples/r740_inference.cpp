@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     const std::string dir = argc > 1 ? std::string(argv[1]) + "/" : "";
     const char* const devices[] = {"p40", "p4"};
     roofplan_examples::LineChart throughput{"INT8 inference on Tesla P40 and P4 (predicted)",
-                                            "one GPU, DP4A, default efficiency profile", "batch size", "images/s",
+                                            "one GPU, DP4A, default efficiency profile; a missing point: that batch does not fit", "batch size", "images/s",
                                             true, true, {}};
     roofplan_examples::LineChart per_watt{"INT8 inference efficiency on Tesla P40 and P4 (predicted)",
                                           "one GPU, images/s per watt at the board's TDP", "batch size",
