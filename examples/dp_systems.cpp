@@ -6,11 +6,15 @@
 //   - all-reduce and broadcast bus bandwidth (nccl-tests convention) for 1 MB to 1 GB on 2 to 16 GPUs.
 // 16 GPUs on p3dn are two nodes over 100 Gbit/s Ethernet, on the AC922 four nodes over InfiniBand; the TS4 has 8.
 // The source paper's figures (throughput vs GPUs per system, busbw vs message size) hold the measurements.
+// Checks: one GPU under DDP is exactly the single-GPU prediction; scaling efficiency is in (0, 1]; busbw never
+// exceeds the ring's link bandwidth (nor the network's across nodes).
 // Writes dp_resnet50_fp32.svg, dp_bert_squad_efficiency.svg, dp_allreduce_busbw.svg, dp_broadcast_busbw.svg (current directory or argv[1]).
 #include <roofplan/roofplan.hpp>
 
 #include "common/chart.hpp"
+#include "common/check.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -18,6 +22,8 @@
 namespace {
 
 using namespace roofplan;
+
+roofplan_examples::Checks checks;
 
 const char* const systems[] = {"dgx2", "aws-p3dn", "ibm-ac922", "exxact-ts4"};
 const int gpu_counts[] = {1, 2, 4, 8, 16};
@@ -59,6 +65,14 @@ Curves throughput_table(const Workload& w, DataParallel mode) {
             const ParallelPrediction p = predict_parallel(predictor, d, default_profile(d),
                                                           {.batch = batch, .precision = w.precision}, s,
                                                           {.gpus = g, .mode = mode});
+            checks.expect(p.scaling_efficiency > 0 && p.scaling_efficiency <= 1 + 1e-12,
+                          std::string(sid) + ": scaling efficiency in (0, 1]");
+            if (g == 1)
+                checks.expect(roofplan_examples::close(p.throughput_samples_per_s,
+                                                       predictor(d, default_profile(d),
+                                                                 {.batch = batch, .precision = w.precision})
+                                                           .throughput_samples_per_s),
+                              std::string(sid) + ": one GPU under DDP = the single-GPU prediction");
             char buf[40];
             if (!p.gpu.fits) std::snprintf(buf, sizeof buf, "OOM (max %lld)", static_cast<long long>(p.gpu.max_batch));
             else std::snprintf(buf, sizeof buf, "%8.0f (%5.1f%%)", p.throughput_samples_per_s, 100.0 * p.scaling_efficiency);
@@ -92,6 +106,11 @@ std::vector<roofplan_examples::Series> busbw_tables(Collective op) {
             std::printf("%-10s", (roofplan_examples::chart_detail::tick(static_cast<double>(bytes)) + "iB").c_str());
             for (int g : counts) {
                 const CollectiveTime t = collective_time(s, op, bytes, placement(s, {.gpus = g}));
+                const CollectivePlace place = placement(s, {.gpus = g});
+                double limit = ring_bandwidth(s, place.gpus).gb_s;
+                if (place.nodes > 1) limit = std::min(limit, s.network.gb_s_multi_flow);
+                checks.expect(t.busbw_gb_s > 0 && t.busbw_gb_s <= limit,
+                              std::string(sid) + ": busbw within the link bandwidth");
                 std::printf(" %9.2f", t.busbw_gb_s);
                 if (g == counts.back()) curve.points.emplace_back(static_cast<double>(bytes), t.busbw_gb_s);
             }
@@ -141,5 +160,5 @@ int main(int argc, char** argv) {
                                   "each system at its largest GPU count; busbw = algbw for broadcast",
                                   "message size (bytes; K, M, G = 2^10, 2^20, 2^30)", "busbw (GB/s)", true, false,
                                   busbw_tables(Collective::broadcast)});
-    return 0;
+    return checks.finish();
 }

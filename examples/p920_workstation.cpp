@@ -4,13 +4,17 @@
 //     cards over the NVLink bridge (DDP, systems p920-rtx8000 and p920-titan-rtx);
 //   - OpenSeq2Seq GNMT-like en-de, batch 128 per GPU, FP32 and mixed precision, with the memory it needs.
 // The tables have the benchmark's rows (GPUs) and columns (batch sizes) so they can be put beside the original
-// charts; the measured numbers are in the source report, not here.  Writes p920_inference_int8.svg (images/s vs
+// charts; the measured numbers are in the source report, not here.  Checks: INT8 >= FP16 >= FP32 inference
+// throughput on every card and batch (Turing's INT8 tensor rate is twice its FP16 rate, which is 8x FP32), an OOM
+// cell exactly where the batch exceeds the largest batch that fits, two bridged cards below twice one card.  Writes p920_inference_int8.svg (images/s vs
 // batch) into the current directory, or into the directory given as the first argument.
 #include <roofplan/roofplan.hpp>
 
 #include "common/chart.hpp"
+#include "common/check.hpp"
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +55,8 @@ int main(int argc, char** argv) {
         Precision precision;
         const char* title;
     };
+    roofplan_examples::Checks checks;
+    std::map<std::pair<std::string, std::int64_t>, std::vector<double>> by_precision;  // (GPU, batch) -> int8, fp16, fp32
     for (const Inference& inf : {Inference{Precision::int8, "ResNet-50 inference, INT8 (images/s)"},
                                  Inference{Precision::amp_fp16, "ResNet-50 inference, FP16 (images/s)"},
                                  Inference{Precision::fp32, "ResNet-50 inference, FP32 (images/s)"}}) {
@@ -64,11 +70,16 @@ int main(int argc, char** argv) {
                     d, default_profile(d), {.batch = b, .precision = inf.precision, .mode = Mode::infer, .per_layer = false});
                 std::printf(" %14s", cell(p).c_str());
                 if (p.fits) series.points.emplace_back(static_cast<double>(b), p.throughput_samples_per_s);
+                by_precision[{id, b}].push_back(p.throughput_samples_per_s);
+                checks.expect(p.fits == (p.max_batch >= b), std::string(id) + ": OOM iff batch > largest batch");
             }
             std::printf("\n");
             if (inf.precision == Precision::int8) chart.series.push_back(series);
         }
     }
+    for (const auto& [key, rates] : by_precision)
+        checks.expect(rates.size() == 3 && rates[0] >= rates[1] && rates[1] >= rates[2],
+                      key.first + " batch " + std::to_string(key.second) + ": INT8 >= FP16 >= FP32");
     {
         const Device& rtx8000 = find_device("quadro-rtx8000");
         const Prediction big = predict_resnet50(rtx8000, default_profile(rtx8000),
@@ -83,10 +94,12 @@ int main(int argc, char** argv) {
         for (const char* id : gpus) {
             const Device& d = find_device(id);
             std::printf("%-16s", id);
-            for (std::int64_t b : batches)
-                std::printf(" %14s", cell(predict_resnet50(d, default_profile(d),
-                                                           {.batch = b, .precision = precision, .per_layer = false}))
-                                         .c_str());
+            for (std::int64_t b : batches) {
+                const Prediction p =
+                    predict_resnet50(d, default_profile(d), {.batch = b, .precision = precision, .per_layer = false});
+                std::printf(" %14s", cell(p).c_str());
+                checks.expect(p.fits == (p.max_batch >= b), std::string(id) + ": OOM iff batch > largest batch");
+            }
             std::printf("\n");
         }
     }
@@ -100,6 +113,9 @@ int main(int argc, char** argv) {
             const PredictRequest req{.batch = 64, .precision = precision};
             const ParallelPrediction two =
                 predict_parallel(predict_resnet50, d, default_profile(d), req, s, {.gpus = 2});
+            checks.expect(two.throughput_samples_per_s > two.gpu.throughput_samples_per_s &&
+                              two.throughput_samples_per_s <= 2 * two.gpu.throughput_samples_per_s,
+                          std::string(sid) + ": one card < two cards <= twice one card");
             std::printf("%-16s %10s %12.0f %12.0f %11.1f%%\n", sid, std::string(to_string(precision)).c_str(),
                         two.gpu.throughput_samples_per_s, two.throughput_samples_per_s,
                         100.0 * two.scaling_efficiency);
@@ -118,6 +134,8 @@ int main(int argc, char** argv) {
             const Prediction p = predict_gnmt(
                 d, default_profile(d),
                 {.batch = 128, .precision = precision, .optimizer = Optimizer::adam, .per_layer = false});
+            checks.expect(p.fits == (p.memory.total().value() <= p.capacity.value()),
+                          std::string(id) + ": GNMT fits iff its memory is within the card's");
             std::printf("%-16s %10s %14s %14.1f %10.0f %10lld\n", id, std::string(to_string(precision)).c_str(),
                         cell(p).c_str(), static_cast<double>(p.memory.total().value()) / 1073741824.0,
                         static_cast<double>(p.capacity.value()) / 1073741824.0, static_cast<long long>(p.max_batch));
@@ -125,5 +143,5 @@ int main(int argc, char** argv) {
     }
 
     roofplan_examples::write_svg(dir + "p920_inference_int8.svg", chart);
-    return 0;
+    return checks.finish();
 }

@@ -2,10 +2,12 @@
 // roofplan predicts it: AlexNet and GoogLeNet in INT8 (DP4A), batch 1 to 4096, images/s and images/s per watt
 // (at the board's TDP), and 1 to 4 GPUs.  Inference needs no communication, so n GPUs give n times one GPU's
 // throughput (each GPU runs its own batch).  The source's charts (Dell's P40 vs P4 inference study) hold the
-// measurements.  Writes r740_int8_throughput.svg and r740_int8_per_watt.svg (current directory or argv[1]).
+// measurements.  Checks: images/s per watt = images/s / TDP with the boards' datasheet TDPs (P40 250 W, P4 75 W),
+// and throughput never falls as the batch doubles.  Writes r740_int8_throughput.svg and r740_int8_per_watt.svg (current directory or argv[1]).
 #include <roofplan/roofplan.hpp>
 
 #include "common/chart.hpp"
+#include "common/check.hpp"
 
 #include <cstdio>
 #include <string>
@@ -15,6 +17,8 @@ int main(int argc, char** argv) {
     using namespace roofplan;
     const std::string dir = argc > 1 ? std::string(argv[1]) + "/" : "";
     const char* const devices[] = {"p40", "p4"};
+    const double tdp_w[] = {250, 75};  // Tesla P40 and P4 datasheets
+    roofplan_examples::Checks checks;
     roofplan_examples::LineChart throughput{"INT8 inference on Tesla P40 and P4 (predicted)",
                                             "one GPU, DP4A, default efficiency profile; a missing point: that batch does not fit", "batch size", "images/s",
                                             true, true, {}};
@@ -39,6 +43,10 @@ int main(int argc, char** argv) {
                     std::printf(" %14s %12s", "OOM", "-");
                     continue;
                 }
+                checks.expect(roofplan_examples::close(p.samples_per_joule, p.throughput_samples_per_s / tdp_w[i]),
+                              std::string(model_id) + " " + devices[i] + ": images/s per W = images/s / TDP");
+                checks.expect(rate[i].points.empty() || p.throughput_samples_per_s >= rate[i].points.back().second,
+                              std::string(model_id) + " " + devices[i] + ": throughput does not fall with batch");
                 // images per joule at TDP = images per second per watt
                 std::printf(" %14.0f %12.2f", p.throughput_samples_per_s, p.samples_per_joule);
                 rate[i].points.emplace_back(static_cast<double>(batch), p.throughput_samples_per_s);
@@ -74,5 +82,5 @@ int main(int argc, char** argv) {
     }
     roofplan_examples::write_svg(dir + "r740_int8_throughput.svg", throughput);
     roofplan_examples::write_svg(dir + "r740_int8_per_watt.svg", per_watt);
-    return 0;
+    return checks.finish();
 }
