@@ -3,12 +3,13 @@
 //   - training throughput (images or sequences per second, all GPUs) on 1, 2, 4, 8, 16 GPUs with DDP, for the
 //     source's models and per-GPU batches (V100 systems / RTX 2080 Ti system), FP32, plus ResNet-50 in mixed
 //     precision at batch 128 and 256, and ResNet-50 under nn.DataParallel;
-//   - all-reduce and broadcast bus bandwidth (nccl-tests convention) for 1 MB to 1 GB on 2 to 16 GPUs.
+//   - all-reduce and broadcast bus bandwidth (nccl-tests convention) for 1 MiB to 1 GiB on 2 to 16 GPUs.
 // 16 GPUs on p3dn are two nodes over 100 Gbit/s Ethernet, on the AC922 four nodes over InfiniBand; the TS4 has 8.
 // The source paper's figures (throughput vs GPUs per system, busbw vs message size) hold the measurements.
 // Checks: one GPU under DDP is exactly the single-GPU prediction; scaling efficiency is in (0, 1]; busbw never
 // exceeds the ring's link bandwidth (nor the network's across nodes).
-// Writes dp_resnet50_fp32.svg, dp_bert_squad_efficiency.svg, dp_allreduce_busbw.svg, dp_broadcast_busbw.svg (current directory or argv[1]).
+// Writes dp_resnet50_fp32.svg, dp_bert_squad_efficiency.svg, dp_allreduce_busbw.svg and dp_broadcast_busbw.svg
+// (current directory or argv[1]).
 #include <roofplan/roofplan.hpp>
 
 #include "common/chart.hpp"
