@@ -216,7 +216,7 @@ public:
         const double byte_rate = device.bandwidth_gb_s * 1e9 * profile.memory;
         // Seconds per MAC (GEMM, convolution), per vector FLOP, per byte: the loop multiplies.
         const double s_per_mac = 2.0 / matrix_rate;
-        const double s_per_conv_mac = s_per_mac / profile.conv;
+        const double s_per_conv_mac = s_per_mac / profile.conv_factor(out.math);
         const double s_per_flop = 1.0 / vector_rate;
         const double s_per_byte = 1.0 / byte_rate;
         const double launch = profile.launch_s;

@@ -22,8 +22,12 @@ struct EfficiencyProfile {
 
     /// Fraction of peak that a large, well-shaped GEMM reaches in each math class (indexed by MathClass).
     std::array<double, 8> gemm{};
-    /// Convolutions (implicit GEMM in cuDNN) relative to a GEMM of the same shape.
+    /// Convolutions (cuDNN) relative to the implicit GEMM of the same shape at the class's GEMM efficiency:
+    /// below 1 where cuDNN's kernels do worse than cuBLAS, above 1 where its algorithm does fewer operations
+    /// than the direct count (Winograd, FFT) or its kernels do better.  At most 8.
     double conv = 0.9;
+    /// Per math class (indexed by MathClass) when calibrated; 0 means "use `conv`".
+    std::array<double, 8> conv_by_class{};
     /// Elementwise arithmetic (bias, activations, normalisation, softmax) as a fraction of the FP32 peak.
     double vector = 0.5;
     /// Fraction of datasheet bandwidth that streaming kernels reach (STREAM copy/triad class).
@@ -43,6 +47,11 @@ struct EfficiencyProfile {
     double power_w = 0;
 
     [[nodiscard]] constexpr double gemm_efficiency(MathClass m) const { return gemm[static_cast<std::size_t>(m)]; }
+    /// The convolution factor of a math class: its calibrated value, else `conv`.
+    [[nodiscard]] constexpr double conv_factor(MathClass m) const {
+        const double c = conv_by_class[static_cast<std::size_t>(m)];
+        return c > 0 ? c : conv;
+    }
 };
 
 /// Checks that a profile's fractions are in (0, 1], tiles positive, times non-negative; `where` names the origin.
@@ -51,7 +60,12 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
         if (!(v > 0 && v <= 1.0)) detail::fail(where, ": ", field, " must be a fraction in (0, 1]");
     };
     for (MathClass m : all_math_classes) fraction(p.gemm_efficiency(m), detail::cat("gemm.", to_string(m)));
-    fraction(p.conv, "conv");
+    if (!(p.conv > 0 && p.conv <= 8.0)) detail::fail(where, ": conv must be a factor in (0, 8]");
+    for (MathClass m : all_math_classes) {
+        const double c = p.conv_by_class[static_cast<std::size_t>(m)];
+        if (!(c == 0 || (c > 0 && c <= 8.0)))
+            detail::fail(where, ": conv_by_class.", to_string(m), " must be 0 (unset) or a factor in (0, 8]");
+    }
     fraction(p.vector, "vector");
     fraction(p.memory, "memory");
     fraction(p.small_tile_efficiency, "small_tile_efficiency");

@@ -7,6 +7,12 @@
 // b per kernel: t_i = a·x_i + b, a = 1/e, fitted by least squares on relative errors, min Σ ((t_i − a·x_i − b)/t_i)²
 // (Eigen, QR).  b is reported beside the engine's per-kernel launch floor, which stands for it.  Memory efficiency is the mean of the streaming kernels' GB/s over the datasheet bandwidth.  The
 // fit's residuals (median and worst relative error) are reported with the profile.
+//
+// roofplan-conv reports (cuDNN forward, backward-data and backward-filter per shape, precision and layout) fit one
+// convolution factor per math class, after the GEMM fit: each record is predicted through the engine itself (a
+// one-layer model holding that convolution, the pass's own time), and the factor c minimises the sum of squared
+// relative errors Σ ((t̂_i(c) − t_i)/t_i)² (a 1-D search over log c; t̂ is max(compute/c, memory) + launch, not
+// linear in 1/c).  Only the records of one layout (default nhwc, what frameworks use with tensor cores) count.
 #pragma once
 
 #include <roofplan/engine/predict.hpp>
@@ -61,20 +67,74 @@ inline MathClass math_class_of_gemm(const std::string& precision, const std::str
     roofplan::detail::fail(where, ": unknown precision '", precision, "' (expected fp32, tf32, fp16, bf16, int8)");
 }
 
+/// The engine's precision for a micro-benchmark precision name (fp16/bf16 kernels are what AMP runs).
+inline Precision precision_of_kernel(const std::string& precision, const std::string& where) {
+    if (precision == "fp32") return Precision::fp32;
+    if (precision == "tf32") return Precision::tf32;
+    if (precision == "fp16") return Precision::amp_fp16;
+    if (precision == "bf16") return Precision::amp_bf16;
+    roofplan::detail::fail(where, ": unknown precision '", precision, "' (expected fp32, tf32, fp16, bf16)");
+}
+
+/// The engine's predicted time (seconds) of one roofplan-conv record: a one-layer model holding that convolution
+/// (no bias: cuDNN's call has none), trained at the record's batch, and the time of the record's pass.
+inline double predict_conv_record(const json& r, const Device& device, const EfficiencyProfile& profile,
+                                  const std::string& where) {
+    const auto get = [&](std::string_view key) {
+        const double v = detail::number(r, key, where);
+        if (!(v >= 0 && v <= 1e7 && v == std::floor(v)))
+            roofplan::detail::fail(where, ".", key, ": expected an integer in [0, 10^7]");
+        return static_cast<std::int64_t>(v);
+    };
+    if (!r.contains("pass") || !r.at("pass").is_string() || !r.contains("precision") || !r.at("precision").is_string())
+        roofplan::detail::fail(where, ": a roofplan-conv record needs string fields pass and precision");
+    const std::string pass = r.at("pass").get<std::string>();
+    const std::size_t index = pass == "forward" ? 0 : pass == "bwd-data" ? 1 : pass == "bwd-filter" ? 2 : 3;
+    if (index == 3)
+        roofplan::detail::fail(where, ".pass: unknown pass '", pass, "' (expected forward, bwd-data, bwd-filter)");
+    const Precision precision = precision_of_kernel(r.at("precision").get<std::string>(), where);
+    layers::Conv2D::Config c;
+    c.in_channels = get("c");
+    c.in_height = get("h");
+    c.in_width = get("w");
+    c.out_channels = get("k");
+    c.kernel = Extent2{get("r"), get("s")};
+    c.stride = get("stride");
+    c.padding = get("pad");
+    c.dilation = get("dilation");
+    c.bias = false;
+    Model model("conv", "one convolution", Shape{c.in_channels, c.in_height, c.in_width});
+    model.add("conv", layers::Conv2D{c}, true);
+    const Predictor predictor(model);
+    PredictRequest request;
+    request.batch = get("n");
+    request.precision = precision;
+    request.mode = Mode::train;
+    const Prediction p = predictor(device, profile, request);
+    if (p.layers.empty()) roofplan::detail::fail(where, ": the engine predicts no work for this convolution");
+    return p.layers.front().pass[index].value();
+}
+
 /// Fits a profile for `device` to the reports (already parsed).  Each report is {"tool": "roofplan-gemm" or
 /// "roofplan-bandwidth", "provenance": {...}, "results": [...]}.
-inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& reports, const Device& device) {
+inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& reports, const Device& device,
+                             const std::string& conv_layout = "nhwc") {
+    if (conv_layout != "nhwc" && conv_layout != "nchw")
+        roofplan::detail::fail("convolution layout '", conv_layout, "': expected nhwc or nchw");
     Calibration out;
     out.device_id = std::string(device.id.view());
     out.profile = default_profile(device);
     std::map<MathClass, std::vector<std::pair<double, double>>> gemm;  // class -> (x_i, t_i)
     std::vector<double> memory;
+    std::map<MathClass, std::vector<std::pair<const json*, std::string>>> conv;  // class -> (record, where)
     for (const auto& [file, report] : reports) {
         if (!report.is_object() || !report.contains("tool") || !report.contains("results"))
-            roofplan::detail::fail(file, ": not a roofplan-gemm or roofplan-bandwidth report (needs .tool and .results)");
+            roofplan::detail::fail(file, ": not a roofplan-gemm, roofplan-conv or roofplan-bandwidth report (needs .tool "
+                                   "and .results)");
         const std::string tool = report.at("tool").get<std::string>();
-        if (tool != "roofplan-gemm" && tool != "roofplan-bandwidth")
-            roofplan::detail::fail(file, ": unknown tool '", tool, "' (expected roofplan-gemm or roofplan-bandwidth)");
+        if (tool != "roofplan-gemm" && tool != "roofplan-bandwidth" && tool != "roofplan-conv")
+            roofplan::detail::fail(file, ": unknown tool '", tool,
+                                   "' (expected roofplan-gemm, roofplan-conv or roofplan-bandwidth)");
         std::string date = "?";
         if (report.contains("provenance") && report.at("provenance").contains("date_utc"))
             date = report.at("provenance").at("date_utc").get<std::string>();
@@ -96,16 +156,25 @@ inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& re
                     roofplan::detail::fail(where, ": device '", device.id.view(), "' has no ", to_string(m), " peak");
                 const double slowdown = Predictor::gemm_slowdown(M, N, K, C, device, out.profile);
                 gemm[m].emplace_back(2.0 * M * N * K * C * slowdown / (device.peak[m] * 1e12), t);
+            } else if (tool == "roofplan-conv") {
+                if (!r.value("verified", false)) continue;
+                if (r.value("layout", std::string()) != conv_layout) continue;
+                const std::string prec = r.value("precision", std::string());
+                const MathClass m = math_class(device, precision_of_kernel(prec, where), Mode::train);
+                if (!(detail::number(r, "time_s_median", where) > 0))
+                    roofplan::detail::fail(where, ": time_s_median must be positive");
+                conv[m].emplace_back(&r, where);
             } else if (tool == "roofplan-bandwidth") {
                 const std::string kernel = r.at("kernel").get<std::string>();
                 if (kernel == "copy" || kernel == "scale" || kernel == "triad")
                     memory.push_back(detail::number(r, "gb_per_s", where) / device.bandwidth_gb_s);
             } else {
-                roofplan::detail::fail(file, ": unknown tool '", tool, "' (expected roofplan-gemm or roofplan-bandwidth)");
+                roofplan::detail::fail(file, ": unknown tool '", tool,
+                                       "' (expected roofplan-gemm, roofplan-conv or roofplan-bandwidth)");
             }
         }
     }
-    if (gemm.empty() && memory.empty()) roofplan::detail::fail("no usable measurements in the reports");
+    if (gemm.empty() && memory.empty() && conv.empty()) roofplan::detail::fail("no usable measurements in the reports");
     const auto quality = [](std::string what, double value, std::vector<double> errors) {
         std::sort(errors.begin(), errors.end());
         FitQuality q{std::move(what), static_cast<int>(errors.size()), value, errors[errors.size() / 2], errors.back()};
@@ -147,6 +216,47 @@ inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& re
         for (double v : memory) errors.push_back(std::abs(v - mean) / v);
         out.quality.push_back(quality("memory", out.profile.memory, errors));
     }
+    for (const auto& [m, records] : conv) {
+        // Σ ((t̂_i(c) − t_i)/t_i)² over log c in [ln 0.05, ln 8]: a grid, then golden-section refinement.
+        std::vector<double> measured;
+        for (const auto& [r, where] : records) measured.push_back(detail::number(*r, "time_s_median", where));
+        const auto errors_at = [&](double c) {
+            EfficiencyProfile p = out.profile;
+            p.conv_by_class[static_cast<std::size_t>(m)] = c;
+            std::vector<double> e;
+            for (std::size_t i = 0; i < records.size(); ++i)
+                e.push_back((predict_conv_record(*records[i].first, device, p, records[i].second) - measured[i]) /
+                            measured[i]);
+            return e;
+        };
+        const auto cost = [&](double log_c) {
+            double sum = 0;
+            for (double e : errors_at(std::exp(log_c))) sum += e * e;
+            return sum;
+        };
+        const double lo = std::log(0.05), hi = std::log(8.0);
+        constexpr int grid = 64;
+        int best = 0;
+        double best_cost = cost(lo);
+        for (int i = 1; i <= grid; ++i) {
+            const double v = cost(lo + (hi - lo) * i / grid);
+            if (v < best_cost) best_cost = v, best = i;
+        }
+        double a = lo + (hi - lo) * std::max(best - 1, 0) / grid, b = lo + (hi - lo) * std::min(best + 1, grid) / grid;
+        const double golden = (std::sqrt(5.0) - 1) / 2;
+        for (int it = 0; it < 40; ++it) {
+            const double x1 = b - golden * (b - a), x2 = a + golden * (b - a);
+            if (cost(x1) < cost(x2)) b = x2;
+            else a = x1;
+        }
+        const double c = std::exp((a + b) / 2);
+        out.profile.conv_by_class[static_cast<std::size_t>(m)] = c;
+        if (m == MathClass::fp16_tensor_fp32_acc)
+            out.profile.conv_by_class[static_cast<std::size_t>(MathClass::fp16_tensor_fp16_acc)] = c;
+        std::vector<double> abs_errors;
+        for (double e : errors_at(c)) abs_errors.push_back(std::abs(e));
+        out.quality.push_back(quality("conv." + std::string(to_string(m)) + " (" + conv_layout + ")", c, abs_errors));
+    }
     std::string source = "calibrated from " + std::to_string(out.sources.size()) + " report(s)";
     out.profile.source = FixedString<127>(std::string_view(source).substr(0, 127));
     validate(out.profile, "calibrated profile");
@@ -164,7 +274,8 @@ inline json calibration_json(const Calibration& c) {
                      {"median_rel_error", f.median_rel_error}, {"worst_rel_error", f.worst_rel_error},
                      {"fixed_s", f.fixed_s}});
     j["fit"] = q;
-    j["note"] = "fitted to micro-benchmarks (roofplan-gemm, roofplan-bandwidth) only; never to end-to-end results";
+    j["note"] = "fitted to micro-benchmarks (roofplan-gemm, roofplan-conv, roofplan-bandwidth) only; never to "
+                "end-to-end results";
     return j;
 }
 

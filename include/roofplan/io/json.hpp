@@ -206,7 +206,8 @@ inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
 
 /// An efficiency profile from JSON (schema "roofplan-profile/1"); missing fields keep the device's defaults.
 ///   {"schema": "roofplan-profile/1", "device": "h200", "source": "...",
-///    "gemm": {"fp32": 0.9, "bf16_tensor": 0.72, ...}, "conv": 0.9, "vector": 0.5, "memory": 0.87,
+///    "gemm": {"fp32": 0.9, "bf16_tensor": 0.72, ...}, "conv": 0.9, "conv_by_class": {"bf16_tensor": 1.02, ...},
+///    "vector": 0.5, "memory": 0.87,
 ///    "launch_s": 4e-6, "power_w": 650, ...}
 inline EfficiencyProfile profile_from_json(const json& j, const Device& device, const std::string& file) {
     if (!j.is_object()) roofplan::detail::fail(file, ": expected a profile object");
@@ -240,6 +241,22 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
         }
     }
     opt("conv", p.conv);
+    if (j.contains("conv_by_class")) {
+        const json& c = j.at("conv_by_class");
+        if (!c.is_object()) roofplan::detail::fail(root, ".conv_by_class: expected an object of math class -> factor");
+        for (const auto& [key, value] : c.items()) {
+            bool known = false;
+            for (MathClass m : all_math_classes)
+                if (to_string(m) == key) {
+                    p.conv_by_class[static_cast<std::size_t>(m)] = detail::number(c, key, root + ".conv_by_class");
+                    known = true;
+                }
+            if (!known)
+                roofplan::detail::fail(root, ".conv_by_class.", key, ": unknown math class; accepted: fp64, fp32, "
+                                       "tf32_tensor, fp16_tensor_fp16_acc, fp16_tensor_fp32_acc, bf16_tensor, "
+                                       "int8_tensor, int8_dp4a");
+        }
+    }
     opt("vector", p.vector);
     opt("memory", p.memory);
     opt("launch_s", p.launch_s);
@@ -262,8 +279,12 @@ inline EfficiencyProfile load_profile(const std::string& file, const Device& dev
 inline json to_json(const EfficiencyProfile& p) {
     json gemm;
     for (MathClass m : all_math_classes) gemm[std::string(to_string(m))] = p.gemm_efficiency(m);
+    json conv_by_class = json::object();
+    for (MathClass m : all_math_classes)
+        if (p.conv_by_class[static_cast<std::size_t>(m)] > 0)
+            conv_by_class[std::string(to_string(m))] = p.conv_by_class[static_cast<std::size_t>(m)];
     return {{"schema", "roofplan-profile/1"}, {"source", p.source.view()}, {"gemm", gemm},
-            {"conv", p.conv}, {"vector", p.vector}, {"memory", p.memory}, {"launch_s", p.launch_s},
+            {"conv", p.conv}, {"conv_by_class", conv_by_class}, {"vector", p.vector}, {"memory", p.memory}, {"launch_s", p.launch_s},
             {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
             {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
             {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};
