@@ -24,6 +24,7 @@ struct CalibrateOptions {
     std::string system;
     std::string min_bytes = "1MiB";
     bool json = false;
+    bool csv = false;
 };
 
 inline void add_calibrate_options(CLI::App* app, CalibrateOptions& o) {
@@ -34,6 +35,7 @@ inline void add_calibrate_options(CLI::App* app, CalibrateOptions& o) {
     app->add_option("--system", o.system, "System the roofplan-nccl reports were measured on (fits its links)");
     app->add_option("--min-bytes", o.min_bytes, "Smallest NCCL message used in the link fit (default 1MiB)");
     app->add_flag("--json", o.json, "Print the profile as JSON");
+    app->add_flag("--csv", o.csv, "Print the fit summary as CSV (RFC 4180, raw numbers)");
 }
 
 inline int run_calibrate(const CalibrateOptions& o) {
@@ -67,9 +69,11 @@ inline int run_calibrate(const CalibrateOptions& o) {
             double before = defaults.memory;
             for (MathClass m : all_math_classes)
                 if (to_string(m) == q.what) before = defaults.gemm_efficiency(m);
-            t.add({q.what, std::to_string(q.samples), fixed(q.value, 3), fixed(before, 3),
-                   q.what == "memory" ? std::string("-") : seconds_text(q.fixed_s),
-                   fixed(100 * q.median_rel_error, 1) + "%", fixed(100 * q.worst_rel_error, 1) + "%"});
+            t.add({q.what, {std::to_string(q.samples), q.samples}, {fixed(q.value, 3), q.value},
+                   {fixed(before, 3), before},
+                   q.what == "memory" ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
+                   {fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error},
+                   {fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error}});
         }
     }
     if (!nccl.empty()) {
@@ -87,9 +91,11 @@ inline int run_calibrate(const CalibrateOptions& o) {
         const LinkParameters defaults;
         t.add({lc.quality.what + " (base " + seconds_text(lc.links.base_s) + ", step " +
                    seconds_text(lc.links.latency(lc.kind)) + ")",
-               std::to_string(lc.quality.samples), fixed(lc.links.eff(lc.kind), 3), fixed(defaults.eff(lc.kind), 3),
-               seconds_text(lc.links.base_s), fixed(100 * lc.quality.median_rel_error, 1) + "%",
-               fixed(100 * lc.quality.worst_rel_error, 1) + "%"});
+               {std::to_string(lc.quality.samples), lc.quality.samples},
+               {fixed(lc.links.eff(lc.kind), 3), lc.links.eff(lc.kind)},
+               {fixed(defaults.eff(lc.kind), 3), defaults.eff(lc.kind)}, {seconds_text(lc.links.base_s), lc.links.base_s},
+               {fixed(100 * lc.quality.median_rel_error, 1) + "%", lc.quality.median_rel_error},
+               {fixed(100 * lc.quality.worst_rel_error, 1) + "%", lc.quality.worst_rel_error}});
         if (device_text.empty()) device_text = std::string(s.id.view());
         out["sources"] = sources;
         out["note"] = "fitted to micro-benchmarks only; never to end-to-end results";
@@ -101,6 +107,12 @@ inline int run_calibrate(const CalibrateOptions& o) {
     }
     if (o.json) {
         std::cout << out.dump(2) << '\n';
+        return 0;
+    }
+    if (o.csv) {
+        t.csv_names({"fitted", "samples", "efficiency", "default_efficiency", "fixed_s", "median_rel_error",
+                     "worst_rel_error"});
+        std::cout << t.csv();
         return 0;
     }
     std::cout << "profile for " << device_text << " fitted to " << sources.size() << " micro-benchmark report(s):\n";

@@ -1,5 +1,6 @@
 // tools/roofplan/main.cpp — the roofplan command-line interface.
 #include "calibrate_cmd.hpp"
+#include "explain_cmd.hpp"
 #include "predict_cmd.hpp"
 #include "system_cmd.hpp"
 #include "report.hpp"
@@ -28,9 +29,10 @@ struct InspectOptions {
     std::int64_t image_size = 0;
     std::string precision = "fp32";
     bool json = false;
+    bool csv = false;
 };
 
-int run_models(bool as_json) {
+int run_models(bool as_json, bool as_csv = false) {
     if (as_json) {
         json out = json::array();
         for (const auto& entry : roofplan::models::zoo()) {
@@ -55,11 +57,13 @@ int run_models(bool as_json) {
         const std::string input = entry.uses_seq() ? "seq " + std::to_string(entry.default_size)
                                                    : std::to_string(entry.default_size) + "px";
         table.add({std::string(entry.id), std::string(roofplan::models::to_string(entry.family)), input,
-                   grouped(m.params()), si(static_cast<double>(m.forward_macs().value())),
-                   si(static_cast<double>(m.forward_flops().value())), std::to_string(m.size()),
-                   std::string(entry.source)});
+                   {grouped(m.params()), m.params()},
+                   {si(static_cast<double>(m.forward_macs().value())), m.forward_macs().value()},
+                   {si(static_cast<double>(m.forward_flops().value())), m.forward_flops().value()},
+                   std::to_string(m.size()), std::string(entry.source)});
     }
-    std::cout << table.render();
+    table.csv_names({"id", "family", "input", "params", "macs_per_sample", "flops_per_sample", "layers", "source"});
+    std::cout << (as_csv ? table.csv() : table.render());
     return 0;
 }
 
@@ -74,6 +78,8 @@ int run_inspect(const InspectOptions& o) {
     json layers = json::array();
     Table table({"layer", "type", "output", "params", "MACs", "FLOPs", "bytes", "FLOP/B", "gamma"},
                 {false, false, false, true, true, true, true, true, true});
+    table.csv_names({"layer", "type", "output_shape", "params", "macs_per_sample", "flops_per_sample", "bytes",
+                     "arithmetic_intensity", "gamma"});
     for (const roofplan::Node& node : m.nodes()) {
         const roofplan::Work fwd = roofplan::work(node.layer, roofplan::Pass::forward, o.batch * node.repeat, precision);
         const std::int64_t macs = roofplan::forward_macs(node.layer).value() * node.repeat;
@@ -97,9 +103,10 @@ int run_inspect(const InspectOptions& o) {
             std::snprintf(ai, sizeof ai, "%.1f", intensity);
             table.add({std::string(node.name.view()), std::string(roofplan::type_label(node.layer)),
                        roofplan::output_shape(node.layer).to_string() + (node.repeat != 1 ? " x" + std::to_string(node.repeat) : ""),
-                       grouped(roofplan::params(node.layer)), si(static_cast<double>(macs)),
-                       si(static_cast<double>(flops)), si(static_cast<double>(fwd.bytes().value())), ai,
-                       gamma ? si(*gamma) : std::string("-")});
+                       {grouped(roofplan::params(node.layer)), roofplan::params(node.layer)},
+                       {si(static_cast<double>(macs)), macs}, {si(static_cast<double>(flops)), flops},
+                       {si(static_cast<double>(fwd.bytes().value())), fwd.bytes().value()}, {std::string(ai), intensity},
+                       gamma ? roofplan::cli::Cell(si(*gamma), *gamma) : roofplan::cli::Cell::missing()});
         }
     }
     const roofplan::StepWork step = m.training_work(o.batch, precision);
@@ -127,9 +134,14 @@ int run_inspect(const InspectOptions& o) {
         return 0;
     }
     table.rule();
-    table.add({"total", "", "", grouped(m.params()), si(static_cast<double>(m.forward_macs().value())),
-               si(static_cast<double>(m.forward_flops().value())), si(static_cast<double>(fwd.bytes().value())), "",
-               ""});
+    table.add({"total", "", "", {grouped(m.params()), m.params()},
+               {si(static_cast<double>(m.forward_macs().value())), m.forward_macs().value()},
+               {si(static_cast<double>(m.forward_flops().value())), m.forward_flops().value()},
+               {si(static_cast<double>(fwd.bytes().value())), fwd.bytes().value()}, "", ""});
+    if (o.csv) {
+        std::cout << table.csv();
+        return 0;
+    }
     std::cout << m.id() << ": " << m.description() << "\n"
               << (entry.uses_seq() ? "sequence length " : "image size ") << size << ", batch " << o.batch
               << ", precision " << roofplan::to_string(precision)
@@ -153,6 +165,8 @@ int main(int argc, char** argv) {
     bool models_json = false;
     auto* models = app.add_subcommand("models", "List the model zoo with parameter and operation counts");
     models->add_flag("--json", models_json, "Print JSON");
+    bool models_csv = false;
+    models->add_flag("--csv", models_csv, "Print CSV (RFC 4180, raw numbers)");
 
     InspectOptions inspect_options;
     auto* inspect = app.add_subcommand("inspect", "Per-layer parameters, MACs, FLOPs, bytes, intensity and gamma");
@@ -162,12 +176,15 @@ int main(int argc, char** argv) {
     inspect->add_option("--image-size", inspect_options.image_size, "Square input resolution (CNNs)");
     inspect->add_option("--precision,-p", inspect_options.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8");
     inspect->add_flag("--json", inspect_options.json, "Print JSON");
+    inspect->add_flag("--csv", inspect_options.csv, "Print the per-layer table as CSV (RFC 4180, raw numbers)");
 
     roofplan::cli::DeviceOptions devices_options;
     bool devices_json = false;
     auto* devices = app.add_subcommand("devices", "List the device catalog (dense datasheet peaks, memory, links)");
     roofplan::cli::add_device_options(devices, devices_options);
     devices->add_flag("--json", devices_json, "Print JSON");
+    bool devices_csv = false;
+    devices->add_flag("--csv", devices_csv, "Print CSV (RFC 4180, raw numbers)");
 
     roofplan::cli::PredictOptions predict_options;
     auto* predict = app.add_subcommand(
@@ -180,6 +197,8 @@ int main(int argc, char** argv) {
     std::string systems_file;
     auto* systems = app.add_subcommand("systems", "List the multi-GPU systems and their interconnects");
     systems->add_flag("--json", systems_json, "Print JSON");
+    bool systems_csv = false;
+    systems->add_flag("--csv", systems_csv, "Print CSV (RFC 4180, raw numbers)");
     systems->add_option("--system-file", systems_file, "JSON file with extra systems (schema of data/systems.json)");
 
     roofplan::cli::CollectiveOptions collective_options;
@@ -203,23 +222,35 @@ int main(int argc, char** argv) {
         "calibrate", "Fit an efficiency profile to GEMM and bandwidth micro-benchmark reports (never end-to-end runs)");
     roofplan::cli::add_calibrate_options(calibrate, calibrate_options);
 
+    roofplan::cli::ExplainOptions explain_options;
+    auto* explain = app.add_subcommand(
+        "explain", "Teach one layer's arithmetic step by step: shapes, params, MACs, FLOPs, bytes, intensity, Γ, verdict");
+    roofplan::cli::add_explain_options(explain, explain_options);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
     try {
-        if (*models) return run_models(models_json);
+        for (const CLI::App* sub : app.get_subcommands()) {
+            const CLI::Option* as_json = sub->get_option_no_throw("--json");
+            const CLI::Option* as_csv = sub->get_option_no_throw("--csv");
+            if (as_json && as_csv && as_json->count() && as_csv->count())
+                roofplan::detail::fail(sub->get_name(), ": give --json or --csv, not both");
+        }
+        if (*models) return run_models(models_json, models_csv);
         if (*inspect) return run_inspect(inspect_options);
-        if (*devices) return roofplan::cli::run_devices(devices_options, devices_json);
+        if (*devices) return roofplan::cli::run_devices(devices_options, devices_json, devices_csv);
         if (*predict && !system_predict_options.system.empty())
             return roofplan::cli::run_predict_system(predict_options, system_predict_options);
         if (*predict) return roofplan::cli::run_predict(predict_options);
-        if (*systems) return roofplan::cli::run_systems(systems_json, systems_file);
+        if (*systems) return roofplan::cli::run_systems(systems_json, systems_file, systems_csv);
         if (*collective) return roofplan::cli::run_collective(collective_options);
         if (*compare) return roofplan::cli::run_compare(compare_options);
         if (*scaling) return roofplan::cli::run_scaling(scaling_options);
         if (*calibrate) return roofplan::cli::run_calibrate(calibrate_options);
+        if (*explain) return roofplan::cli::run_explain(explain_options);
         if (*roofline) return roofplan::cli::run_roofline(roofline_options);
     } catch (const roofplan::invalid_argument& e) {
         std::cerr << "roofplan: error: " << e.what() << '\n';

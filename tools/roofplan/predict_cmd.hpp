@@ -3,6 +3,7 @@
 
 #include "report.hpp"
 #include "svg.hpp"
+#include "breakdown_svg.hpp"
 
 #include <roofplan/io/json.hpp>
 #include <roofplan/roofplan.hpp>
@@ -43,7 +44,10 @@ inline std::string fixed(double v, int digits) {
 
 inline std::string peak_text(double tflops) { return tflops > 0 ? fixed(tflops, tflops < 10 ? 2 : 1) : "-"; }
 
-inline int run_devices(const DeviceOptions& o, bool as_json) {
+/// A peak for tables: "67.0" (raw 67) or "-" (an empty CSV field) where the device has none.
+inline Cell peak_cell(double tflops) { return tflops > 0 ? Cell(peak_text(tflops), tflops) : Cell::missing(); }
+
+inline int run_devices(const DeviceOptions& o, bool as_json, bool as_csv = false) {
     const DeviceCatalog catalog = o.catalog();
     if (as_json) {
         json out = json::array();
@@ -58,13 +62,23 @@ inline int run_devices(const DeviceOptions& o, bool as_json) {
         std::string fp16 = peak_text(d.peak.fp16_tensor_fp32_acc);
         if (d.peak.fp16_tensor_fp16_acc > d.peak.fp16_tensor_fp32_acc)
             fp16 += " (" + peak_text(d.peak.fp16_tensor_fp16_acc) + ")";
-        table.add({std::string(d.id.view()), std::string(to_string(d.architecture)), std::to_string(d.sms),
-                   fixed(d.boost_clock_mhz, 0), peak_text(d.peak.fp32), peak_text(d.peak.tf32_tensor), fp16,
-                   peak_text(d.peak.bf16_tensor), peak_text(d.peak.int8_tensor), peak_text(d.peak.int8_dp4a),
-                   fixed(d.memory_gib, 0) + " GiB " + std::string(d.memory_type.view()), fixed(d.bandwidth_gb_s, 0),
-                   fixed(d.l2_mib, 1), fixed(d.tdp_w, 0),
+        table.add({std::string(d.id.view()), std::string(to_string(d.architecture)), {std::to_string(d.sms), d.sms},
+                   {fixed(d.boost_clock_mhz, 0), d.boost_clock_mhz}, peak_cell(d.peak.fp32),
+                   peak_cell(d.peak.tf32_tensor),
+                   d.peak.fp16_tensor_fp32_acc > 0 ? Cell(fp16, d.peak.fp16_tensor_fp32_acc) : Cell::missing(),
+                   peak_cell(d.peak.bf16_tensor), peak_cell(d.peak.int8_tensor), peak_cell(d.peak.int8_dp4a),
+                   {fixed(d.memory_gib, 0) + " GiB " + std::string(d.memory_type.view()), d.memory_gib},
+                   {fixed(d.bandwidth_gb_s, 0), d.bandwidth_gb_s}, {fixed(d.l2_mib, 1), d.l2_mib},
+                   {fixed(d.tdp_w, 0), d.tdp_w},
                    d.nvlink.links ? std::to_string(d.nvlink.links) + "x" + fixed(d.nvlink.gb_s_per_link_per_direction, 0)
                                   : std::string("-")});
+    }
+    if (as_csv) {
+        table.csv_names({"id", "architecture", "sms", "boost_mhz", "fp32_tflops", "tf32_tensor_tflops",
+                         "fp16_tensor_fp32_acc_tflops", "bf16_tensor_tflops", "int8_tensor_tops", "int8_dp4a_tops",
+                         "memory_gib", "bandwidth_gb_s", "l2_mib", "tdp_w", "nvlink"});
+        std::cout << table.csv();
+        return 0;
     }
     std::cout << "Dense peaks in TFLOPS/TOPS (FP16 column: FP32 accumulate, FP16-accumulate rate in brackets where "
                  "faster); NVLink: links x GB/s per direction.\nSources for every figure: data/devices.json.\n\n"
@@ -87,7 +101,8 @@ struct PredictOptions {
     int top = 12;
     bool all_layers = false;
     bool json = false;
-    std::string svg;  // roofline only
+    bool csv = false;
+    std::string svg;  // roofline: the roofline chart; predict: the step-time breakdown chart
 };
 
 inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline) {
@@ -105,10 +120,13 @@ inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline)
     app->add_option("--reserved-gib", o.reserved_gib,
                     "Framework memory besides tensors: CUDA context, workspaces (GiB, default 1)");
     app->add_flag("--json", o.json, "Print JSON");
+    app->add_flag("--csv", o.csv, roofline ? "Print the layers' points as CSV (RFC 4180, raw numbers)"
+                                           : "Print every layer (model order) as CSV: raw seconds, FLOPs, bytes, bound");
     if (roofline) {
         app->add_option("--svg", o.svg, "Write the roofline chart to this SVG file");
     } else {
         app->add_option("--top", o.top, "Layers to list, slowest first (default 12)");
+        app->add_option("--svg", o.svg, "Write the step-time breakdown chart (slowest layers, layer types) to this SVG");
         app->add_flag("--layers", o.all_layers, "List every layer in model order");
     }
 }
@@ -211,8 +229,23 @@ inline std::string gib(std::int64_t bytes) { return fixed(static_cast<double>(by
 inline int run_predict(const PredictOptions& o) {
     const Resolved r = resolve(o);
     const Prediction p = Predictor(r.model)(r.device, r.profile, r.request);
+    if (!o.svg.empty()) write_breakdown_svg(o.svg, r.model, r.device, p, r.model_id, o.top);
     if (o.json) {
         std::cout << prediction_json(r, p).dump(2) << '\n';
+        return 0;
+    }
+    if (o.csv) {
+        Table t({"layer", "type", "time", "fwd", "bwd-data", "bwd-weight", "FLOPs", "bytes", "FLOP/B", "bound"}, {});
+        t.csv_names({"layer", "type", "time_s", "forward_s", "backward_data_s", "backward_weight_s", "flops", "bytes",
+                     "arithmetic_intensity", "bound"});
+        for (const LayerPrediction& lp : p.layers) {
+            const Node& n = r.model.nodes()[lp.node];
+            t.add({std::string(n.name.view()), std::string(type_label(n.layer)), {"", lp.time.value()},
+                   {"", lp.pass[0].value()}, {"", lp.pass[1].value()}, {"", lp.pass[2].value()}, {"", lp.flops.value()},
+                   {"", lp.bytes.value()}, {"", lp.bytes.value() > 0 ? lp.flops.value() / lp.bytes.value() : 0.0},
+                   std::string(to_string(lp.bound))});
+        }
+        std::cout << t.csv();
         return 0;
     }
     const bool train = p.mode == Mode::train;
@@ -291,7 +324,16 @@ inline int run_roofline(const PredictOptions& o) {
                   << '\n';
         return 0;
     }
-    if (o.svg.empty()) roofplan::detail::fail("roofline: give --svg FILE for the chart, or --json for its data");
+    if (o.csv) {
+        Table t({"name", "type", "FLOP/B", "FLOP/s", "time", "bound"}, {});
+        t.csv_names({"name", "type", "arithmetic_intensity", "flops_per_s", "time_s", "bound"});
+        for (const auto& pt : chart.points)
+            t.add({pt.name, pt.type, {"", pt.intensity}, {"", pt.performance}, {"", pt.time}, pt.bound});
+        std::cout << t.csv();
+        return 0;
+    }
+    if (o.svg.empty())
+        roofplan::detail::fail("roofline: give --svg FILE for the chart, or --json / --csv for its data");
     std::cout << "wrote " << o.svg << ": " << chart.points.size() << " layers of " << r.model_id << " on "
               << r.device.id.view() << " (" << to_string(p.precision) << ", batch " << p.batch << ")\n";
     return 0;

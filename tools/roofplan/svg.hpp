@@ -193,9 +193,11 @@ inline std::string render_svg(const RooflineChart& c) {
         s += "<line x1=\"" + num(X(c.effective_peak / c.effective_bandwidth)) + "\" y1=\"" + num(Y(c.effective_peak)) +
              "\" x2=\"" + num(X(x1)) + "\" y2=\"" + num(Y(c.effective_peak)) +
              "\" stroke=\"#d62728\" stroke-width=\"1\" stroke-dasharray=\"2,3\"/>\n";
-    s += "</g>\n<g font-size=\"11\">\n";
+    s += "</g>\n";
+    // Roof labels go over the points (drawn after them) with a white halo, so that a point never hides one.
+    std::string roof_labels = "<g font-size=\"11\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">\n";
     for (const auto& r : c.roofs)
-        s += "<text x=\"" + num(X(x1) - 4) + "\" y=\"" + num(Y(r.peak) - 5) + "\" text-anchor=\"end\" fill=\"" +
+        roof_labels += "<text x=\"" + num(X(x1) - 4) + "\" y=\"" + num(Y(r.peak) - 5) + "\" text-anchor=\"end\" fill=\"" +
              (r.active ? "#d62728" : "#555") + "\">" + escape(r.label) + " " + value_label(r.peak, "FLOP/s") +
              "</text>\n";
     {
@@ -203,10 +205,10 @@ inline std::string render_svg(const RooflineChart& c) {
         const double angle = -std::atan2(Y(c.bandwidth * x0) - Y(c.bandwidth * x1), X(x1) - X(x0)) * 180 / 3.14159265358979;
         char bw[64];
         std::snprintf(bw, sizeof bw, "memory %.0f GB/s", c.bandwidth / 1e9);
-        s += "<text transform=\"translate(" + num(X(xi)) + "," + num(Y(c.bandwidth * xi) - 6) + ") rotate(" + num(angle) +
-             ")\" fill=\"#1f77b4\">" + bw + "</text>\n";
+        roof_labels += "<text transform=\"translate(" + num(X(xi)) + "," + num(Y(c.bandwidth * xi) - 6) + ") rotate(" +
+                       num(angle) + ")\" fill=\"#1f77b4\">" + bw + "</text>\n";
     }
-    s += "</g>\n";
+    roof_labels += "</g>\n";
 
     // points, largest first so small ones stay visible; area by share of the step
     double total = 0;
@@ -221,11 +223,25 @@ inline std::string render_svg(const RooflineChart& c) {
              bound_colour(pt->bound) + "\" stroke=\"" + bound_colour(pt->bound) + "\"><title>" + escape(pt->name) + " (" +
              escape(pt->type) + ")</title></circle>\n";
     }
-    s += "</g>\n<g font-size=\"10\" fill=\"#111\">\n";
-    // Label the slowest layers; move a label down until it overlaps no earlier one.
+    s += "</g>\n" + roof_labels + "<g font-size=\"10\" fill=\"#111\" stroke=\"white\" stroke-width=\"2.5\" paint-order=\"stroke\">\n";
+    // Label the slowest layers; move a label down until it overlaps no earlier one.  Points drawn on top of each
+    // other (a repeated block) get one label, "name (+N alike)".
     std::vector<std::array<double, 4>> placed;  // x0, y0, x1, y1
-    for (std::size_t i = 0; i < order.size() && i < 6; ++i) {
-        const auto* pt = order[i];
+    std::vector<const RooflineChart::Point*> labelled;
+    for (std::size_t i = 0; i < order.size() && labelled.size() < 6; ++i) {
+        const auto* first = order[i];
+        const auto same_spot = [&](const RooflineChart::Point* q) {
+            return std::fabs(X(q->intensity) - X(first->intensity)) < 1.0 && std::fabs(Y(q->performance) - Y(first->performance)) < 1.0;
+        };
+        bool seen = false;
+        for (const auto* q : labelled) seen = seen || same_spot(q);
+        if (seen) continue;
+        labelled.push_back(first);
+        std::size_t alike = 0;
+        for (const auto* q : order) alike += q != first && same_spot(q);
+        const RooflineChart::Point named{first->name + (alike ? " (+" + std::to_string(alike) + " alike)" : std::string()),
+                                         first->type, first->intensity, first->performance, first->time, first->bound};
+        const auto* pt = &named;
         const double w = 6.0 * static_cast<double>(pt->name.size());
         double tx = X(pt->intensity) + 8;
         if (tx + w > left + plot_w) tx = X(pt->intensity) - 8 - w;  // keep labels inside the plot

@@ -32,7 +32,7 @@ inline const System& pick_system(const std::string& id, const std::string& file)
     roofplan::detail::fail("unknown system '", id, "'");
 }
 
-inline int run_systems(bool as_json, const std::string& file) {
+inline int run_systems(bool as_json, const std::string& file, bool as_csv = false) {
     const std::vector<System>& systems = system_catalog(file);
     if (as_json) {
         json out = json::array();
@@ -66,9 +66,15 @@ inline int run_systems(bool as_json, const std::string& file) {
     for (const System& s : systems) {
         const RingBandwidth r = ring_bandwidth(s, first_gpus(s, s.gpus_per_node));
         std::string fabric = s.switch_gb_s > 0 ? "NVSwitch" : s.nvlinks.any() ? "NVLink" : "PCIe";
-        t.add({std::string(s.id.view()), std::to_string(s.gpus_per_node), std::string(s.device.view()), fabric,
-               fixed(r.gb_s, 1) + " (" + std::string(to_string(r.kind)) + ")", std::to_string(s.max_nodes),
+        t.add({std::string(s.id.view()), {std::to_string(s.gpus_per_node), s.gpus_per_node}, std::string(s.device.view()),
+               fabric, {fixed(r.gb_s, 1) + " (" + std::string(to_string(r.kind)) + ")", r.gb_s},
+               {std::to_string(s.max_nodes), s.max_nodes},
                s.max_nodes > 1 ? std::string(s.network.name.view()) : "-", std::string(s.name.view())});
+    }
+    if (as_csv) {
+        t.csv_names({"id", "gpus_per_node", "device", "fabric", "allreduce_ring_gb_s", "max_nodes", "network", "name"});
+        std::cout << t.csv();
+        return 0;
     }
     std::cout << "ring GB/s: the all-reduce ring bandwidth per direction over all GPUs of one node (link rate, "
                  "before protocol efficiency)\n\n"
@@ -113,6 +119,7 @@ struct CollectiveOptions {
     std::string profile;
     bool single_flow = false;
     bool json = false;
+    bool csv = false;
 };
 
 inline void add_collective_options(CLI::App* app, CollectiveOptions& o) {
@@ -127,6 +134,7 @@ inline void add_collective_options(CLI::App* app, CollectiveOptions& o) {
     app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
     app->add_option("--profile", o.profile, "Profile with calibrated collective parameters (roofplan calibrate)");
     app->add_flag("--json", o.json, "Print JSON");
+    app->add_flag("--csv", o.csv, "Print CSV (RFC 4180, raw numbers)");
 }
 
 inline int run_collective(const CollectiveOptions& o) {
@@ -160,8 +168,8 @@ inline int run_collective(const CollectiveOptions& o) {
         const CollectiveTime c = collective_time(s, op, b, place, algorithm, links);
         rows.push_back({{"bytes", b}, {"time_s", c.time.value()}, {"algbw_GBps", c.algbw_gb_s},
                         {"busbw_GBps", c.busbw_gb_s}});
-        t.add({grouped(b), seconds_text(c.time.value()), fixed(c.algbw_gb_s, 2), fixed(c.busbw_gb_s, 2),
-               std::string(to_string(c.limit))});
+        t.add({{grouped(b), b}, {seconds_text(c.time.value()), c.time.value()}, {fixed(c.algbw_gb_s, 2), c.algbw_gb_s},
+               {fixed(c.busbw_gb_s, 2), c.busbw_gb_s}, std::string(to_string(c.limit))});
     }
     const int ranks = per_node * o.nodes;
     if (o.json) {
@@ -170,6 +178,11 @@ inline int run_collective(const CollectiveOptions& o) {
                           {"ring_gb_s", ring.gb_s}, {"results", rows}}
                          .dump(2)
                   << '\n';
+        return 0;
+    }
+    if (o.csv) {
+        t.csv_names({"bytes", "time_s", "algbw_GBps", "busbw_GBps", "limit"});
+        std::cout << t.csv();
         return 0;
     }
     std::cout << to_string(op) << " on " << s.name.view() << ": " << ranks << " GPUs (" << per_node << " per node x "
@@ -221,6 +234,7 @@ inline int run_predict_system(const PredictOptions& po, const SystemPredictOptio
     if (!po.profile.empty()) pr.links = io::links_from_json(io::parse(io::read_text(po.profile), po.profile), po.profile);
     const Predictor predictor(r.model);
     const ParallelPrediction p = predict_parallel(predictor, r.device, r.profile, r.request, s, pr);
+    if (!po.svg.empty()) write_breakdown_svg(po.svg, r.model, r.device, p.gpu, r.model_id, po.top);
     json out = prediction_json(r, p.gpu);
     out["system"] = s.id.view();
     out["gpus"] = p.gpus;
@@ -245,6 +259,27 @@ inline int run_predict_system(const PredictOptions& po, const SystemPredictOptio
     }
     if (po.json) {
         std::cout << out.dump(2) << '\n';
+        return 0;
+    }
+    if (po.csv) {  // one row: the JSON's scalar figures
+        std::vector<std::string> names;
+        std::vector<Cell> row;
+        for (const char* key : {"model", "system", "device", "gpus", "nodes", "data_parallel", "batch", "precision",
+                                "throughput_samples_per_s", "throughput_per_gpu_alone", "scaling_efficiency",
+                                "step_time_s", "compute_time_s", "comm_time_s", "exposed_comm_time_s", "comm_fraction",
+                                "comm_hidden", "memory_bytes", "fits", "samples_per_joule", "time_to_train_s",
+                                "gpu_hours", "cost"}) {
+            if (!out.contains(key)) continue;
+            const json& v = out.at(key);
+            names.emplace_back(key);
+            if (v.is_number_integer()) row.emplace_back("", v.get<std::int64_t>());
+            else if (v.is_number()) row.emplace_back("", v.get<double>());
+            else if (v.is_boolean()) row.emplace_back(v.get<bool>() ? "true" : "false");
+            else row.emplace_back(v.get<std::string>());
+        }
+        Table t(names, {});
+        t.add(row);
+        std::cout << t.csv();
         return 0;
     }
     std::cout << r.model_id << " on " << s.name.view() << ": " << p.gpus << " GPU" << (p.gpus > 1 ? "s" : "") << " ("
@@ -330,6 +365,7 @@ inline void add_scaling_options(CLI::App* app, ScalingOptions& o, bool compare) 
     app->add_option("--data-parallel", o.data_parallel, "ddp or dp");
     app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
     app->add_flag("--json", o.predict.json, "Print JSON");
+    app->add_flag("--csv", o.predict.csv, "Print CSV (RFC 4180, raw numbers; one row per system and GPU count)");
     if (!compare) app->add_option("--svg", o.svg, "Write throughput vs GPUs (log-log) to this SVG file");
 }
 
@@ -416,6 +452,24 @@ inline int run_compare(const ScalingOptions& o) {
         std::cout << out.dump(2) << '\n';
         return 0;
     }
+    if (o.predict.csv) {
+        Table t({"system", "gpus", "batch_per_gpu", "throughput", "efficiency", "comm", "fits", "ratio", "error"}, {});
+        t.csv_names({"system", "gpus", "batch_per_gpu", "throughput_samples_per_s", "scaling_efficiency",
+                     "comm_fraction", "fits", "ratio_to_first", "error"});
+        for (std::size_t i = 0; i < systems.size(); ++i)
+            for (std::size_t k = 0; k < counts.size(); ++k) {
+                const ScalingPoint& pt = results[i][k];
+                const ScalingPoint& ref = results[0][k];
+                const bool ok = pt.error.empty();
+                t.add({std::string(systems[i]->id.view()), {"", pt.gpus}, {"", used_batch[i]},
+                       ok ? Cell("", pt.throughput) : Cell::missing(), ok ? Cell("", pt.efficiency) : Cell::missing(),
+                       ok ? Cell("", pt.comm_fraction) : Cell::missing(),
+                       ok ? Cell(pt.fits ? "true" : "false") : Cell::missing(),
+                       ok && ref.error.empty() ? Cell("", pt.throughput / ref.throughput) : Cell::missing(), pt.error});
+            }
+        std::cout << t.csv();
+        return 0;
+    }
     std::vector<std::string> head{"GPUs"};
     std::vector<bool> right{true};
     for (std::size_t i = 0; i < systems.size(); ++i) {
@@ -447,7 +501,7 @@ inline int run_compare(const ScalingOptions& o) {
 }
 
 inline std::string scaling_svg(const std::string& title, const std::vector<ScalingPoint>& pts) {
-    const double width = 720, height = 480, left = 80, right = 30, top = 60, bottom = 60;
+    const double width = 720, height = 480, left = 80, right = 60, top = 60, bottom = 60;
     const double pw = width - left - right, ph = height - top - bottom;
     double gmax = 1, tmin = 1e300, tmax = 0, base = 0;
     for (const auto& p : pts)
@@ -523,6 +577,17 @@ inline int run_scaling(const ScalingOptions& o) {
                           {"results", rows}}
                          .dump(2)
                   << '\n';
+        return 0;
+    }
+    if (o.predict.csv) {
+        Table t({"gpus", "throughput", "efficiency", "comm", "fits", "error"}, {});
+        t.csv_names({"gpus", "throughput_samples_per_s", "scaling_efficiency", "comm_fraction", "fits", "error"});
+        for (const auto& p : pts)
+            t.add(p.error.empty() ? std::vector<Cell>{{"", p.gpus}, {"", p.throughput}, {"", p.efficiency},
+                                                      {"", p.comm_fraction}, p.fits ? "true" : "false", ""}
+                                  : std::vector<Cell>{{"", p.gpus}, Cell::missing(), Cell::missing(), Cell::missing(),
+                                                      Cell::missing(), p.error});
+        std::cout << t.csv();
         return 0;
     }
     Table t({"GPUs", "samples/s", "efficiency", "exposed comm", "note"}, {true, true, true, true, false});
