@@ -48,8 +48,14 @@
 // NCCL reads its environment (this workplace's device notes: NVLS can put a shared host's GPUs out of service).
 // The NCCL_* and CUDA device variables in effect are recorded in the report.
 //
-// Multi-node runs (one process a GPU, over MPI) are not in this file: a follow-up adds an MPI launcher that
-// makes the communicator with ncclGetUniqueId / ncclCommInitRank instead of ncclCommInitAll.
+// Multi-node runs: built with -DROOFPLAN_NCCL_MPI (CMake target roofplan-nccl-mpi, when Open MPI is found) the
+// program runs one process per GPU under mpirun: world rank 0 makes the NCCL unique id and MPI_Bcast hands it to
+// every process, which makes its communicator with ncclCommInitRank on the GPU of its node-local rank (MPI_Comm
+// _split_type SHARED; local rank mod visible devices).  Each process fills, checks and times its own rank: the
+// inputs of every rank come from the same seeded generator, so each process checks its output exactly against
+// the same host reference; a measurement starts with an MPI_Barrier (so the processes' lead kernels overlap),
+// and its time is the largest over the ranks (MPI_Allreduce MAX).  Rank 0 gathers the devices' descriptions and
+// writes the table and the report; peer-access matrices are not recorded (processes may be on other nodes).
 //
 // Output: progress on stderr when stderr is a terminal or with --verbose, then a table on stderr; a JSON
 // document (provenance, configuration, one record per operation and size) on stdout or in --json PATH (use
@@ -60,6 +66,11 @@
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#ifdef ROOFPLAN_NCCL_MPI
+#define OMPI_SKIP_MPICXX 1  // the C API only (Open MPI's C++ bindings do not build warning-free)
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
 #include <nccl.h>
 #include <unistd.h>
 
@@ -107,6 +118,16 @@ constexpr std::uint64_t kMaxBytes = 64 * kGiB;           // largest size accepte
 constexpr std::uint64_t kHeadroomBytes = 512 * kMiB;     // free memory left to NCCL's lazily made buffers
 constexpr int kRoot = 0;                                 // root rank of broadcast and reduce
 constexpr unsigned kBlockSize = 256;
+
+#ifdef ROOFPLAN_NCCL_MPI
+constexpr bool kMpi = true;
+#else
+constexpr bool kMpi = false;
+#endif
+// The collective's ranks: every rank in this process (single process), or this process's one rank of the MPI
+// world.  Rank::global is the rank's index in the world.
+int g_world_size = 1;
+int g_world_rank = 0;  // this process's MPI rank (0 in single-process mode)
 
 // ---- Error checking ----------------------------------------------------------------------------------
 
@@ -459,6 +480,7 @@ Options parse_args(int argc, char** argv) {
 
 struct DeviceInfo {
     int index = 0;
+    std::string host;  // the node (hostname) the rank ran on
     std::string name, pci_bus_id;
     int cc_major = 0, cc_minor = 0;
     int sm_count = 0;
@@ -490,7 +512,7 @@ struct Topology {
     std::vector<std::vector<int>> p2p_perf_rank;     // cudaDevP2PAttrPerformanceRank; -1 on the diagonal
 };
 
-Topology query_topology(int n) {
+[[maybe_unused]] Topology query_topology(int n) {
     Topology t;
     t.can_access_peer.assign(static_cast<std::size_t>(n), std::vector<int>(static_cast<std::size_t>(n), -1));
     t.p2p_perf_rank.assign(static_cast<std::size_t>(n), std::vector<int>(static_cast<std::size_t>(n), -1));
@@ -646,6 +668,7 @@ std::vector<std::uint64_t> rank_seeds(const Case& c, std::uint64_t seed, int n) 
 // ---- The communicator and its buffers ----------------------------------------------------------------
 
 struct Rank {
+    int global = 0;  // rank in the communicator
     int device = 0;
     ncclComm_t comm = nullptr;
     cudaStream_t stream = nullptr;
@@ -697,10 +720,10 @@ void synchronize_all(std::vector<Rank>& ranks) {
 
 // Fills every rank's send buffer with the case's data (on the rank's stream; not waited for).
 void fill_send_buffers(const Case& c, std::vector<Rank>& ranks, const std::vector<std::uint64_t>& seeds) {
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-        Rank& r = ranks[i];
+    for (Rank& r : ranks) {
         CUDA_CHECK(cudaSetDevice(r.device));
-        fill_kernel<<<grid_for(c.send_elems), kBlockSize, 0, r.stream>>>(r.send, c.send_elems, seeds[i]);
+        fill_kernel<<<grid_for(c.send_elems), kBlockSize, 0, r.stream>>>(r.send, c.send_elems,
+                                                                          seeds[std::size_t(r.global)]);
         CUDA_CHECK_LAUNCH("fill_kernel");
     }
 }
@@ -822,7 +845,7 @@ void check_outputs(const Case& c, const std::vector<std::uint64_t>& seeds, const
 
 // Runs the case once with poisoned receive buffers and compares the outputs with the host reference.
 void verify_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed) {
-    const int n = int(ranks.size());
+    const int n = g_world_size;
     const std::vector<std::uint64_t> seeds = rank_seeds(c, seed, n);
     fill_send_buffers(c, ranks, seeds);
     for (Rank& r : ranks) {
@@ -837,15 +860,17 @@ void verify_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed) {
     const std::size_t m = full ? c.recv_elems : pos.size();
     c.full_check = full;
 
-    // The ranks whose output is defined: reduce's root only; every rank for the others.
+    // The ranks (of this process) whose output is defined: reduce's root only; every rank for the others.
     std::vector<int> checked_ranks;
-    for (int r = 0; r < n; ++r)
-        if (c.op != Op::reduce || r == kRoot) checked_ranks.push_back(r);
+    std::vector<Rank*> checked;
+    for (Rank& r : ranks)
+        if (c.op != Op::reduce || r.global == kRoot) checked_ranks.push_back(r.global), checked.push_back(&r);
 
     // Bring the checked elements of every checked rank to the host.
     std::vector<std::vector<float>> got(static_cast<std::size_t>(n));
-    for (const int ri : checked_ranks) {
-        Rank& r = ranks[std::size_t(ri)];
+    for (Rank* rp : checked) {
+        const int ri = rp->global;
+        Rank& r = *rp;
         std::vector<float>& g = got[std::size_t(ri)];
         g.resize(m);
         CUDA_CHECK(cudaSetDevice(r.device));
@@ -861,14 +886,21 @@ void verify_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed) {
         }
     }
 
-    check_outputs(c, seeds, checked_ranks, got, pos, full);
-    c.checked = std::uint64_t(m) * checked_ranks.size();
+    if (!checked_ranks.empty()) check_outputs(c, seeds, checked_ranks, got, pos, full);
+    std::uint64_t checked_here = std::uint64_t(m) * checked_ranks.size();
+#ifdef ROOFPLAN_NCCL_MPI
+    // A failed check exits that process, and mpirun ends the job; the counts add up over the processes.
+    unsigned long long total = checked_here;
+    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    checked_here = total;
+#endif
+    c.checked = checked_here;
 }
 
 // ---- Timing ------------------------------------------------------------------------------------------
 
 void time_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed, const Options& opt) {
-    const int n = int(ranks.size());
+    const int n = g_world_size;
     fill_send_buffers(c, ranks, rank_seeds(c, seed, n));
     for (int w = 0; w < opt.warmup; ++w) enqueue_collective(c, ranks);
     synchronize_all(ranks);
@@ -878,6 +910,9 @@ void time_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed, const Opti
     Timing& t = c.t;
     t.lead_s = std::min(0.25, 2e-3 + 1e-4 * double(opt.iters) * double(n));
     for (int rep = 0; rep < opt.repeats; ++rep) {
+#ifdef ROOFPLAN_NCCL_MPI
+        MPI_Barrier(MPI_COMM_WORLD);  // the processes' lead kernels start together (within the barrier's skew)
+#endif
         for (Rank& r : ranks) {
             CUDA_CHECK(cudaSetDevice(r.device));
             lead_kernel<<<1, 1, 0, r.stream>>>(static_cast<unsigned long long>(t.lead_s * 1e9));
@@ -900,9 +935,16 @@ void time_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed, const Opti
             longest = std::max(longest, double(ms) * 1e-3);
             shortest = std::min(shortest, double(ms) * 1e-3);
         }
+#ifdef ROOFPLAN_NCCL_MPI
+        MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &shortest, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+#endif
         t.repeat_s.push_back(longest / opt.iters);
         t.rank_spread_s = std::max(t.rank_spread_s, (longest - shortest) / opt.iters);
     }
+#ifdef ROOFPLAN_NCCL_MPI
+    MPI_Allreduce(MPI_IN_PLACE, &t.host_enqueue_s_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+#endif
     t.host_kept_ahead = t.host_enqueue_s_max < t.lead_s;
 
     std::vector<double> s = t.repeat_s;
@@ -928,6 +970,7 @@ struct RunInfo {
     bool nvls_set_by_program = false;
     std::uint64_t seed = 0;
     std::uint64_t send_buffer_bytes = 0, recv_buffer_bytes = 0;
+    int local_device = 0;  // MPI: this process's GPU
 };
 
 std::string op_list(const Options& opt) {
@@ -994,7 +1037,8 @@ std::string build_json(const Options& opt, const RunInfo& info, int argc, char**
     j += "    \"devices\": [\n";
     for (std::size_t i = 0; i < info.devices.size(); ++i) {
         const DeviceInfo& d = info.devices[i];
-        j += "      {\"rank\": " + json_number(int(i)) + ", \"index\": " + json_number(d.index) +
+        j += "      {\"rank\": " + json_number(int(i)) + ", \"host\": " + json_string(d.host) +
+             ", \"index\": " + json_number(d.index) +
              ", \"name\": " + json_string(d.name) + ", \"pci_bus_id\": " + json_string(d.pci_bus_id) +
              ", \"compute_capability\": " + json_string(std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)) +
              ", \"sm_count\": " + json_number(d.sm_count) +
@@ -1020,8 +1064,10 @@ std::string build_json(const Options& opt, const RunInfo& info, int argc, char**
     j += "    \"seed\": " + json_number(info.seed) + ",\n";
     j += "    \"send_buffer_bytes_per_gpu\": " + json_number(info.send_buffer_bytes) + ",\n";
     j += "    \"recv_buffer_bytes_per_gpu\": " + json_number(info.recv_buffer_bytes) + ",\n";
-    j += "    \"launch\": \"one process, ncclCommInitAll over the first ranks visible devices; each collective one "
-         "ncclGroupStart/End over all ranks\",\n";
+    j += kMpi ? "    \"launch\": \"MPI, one process per rank (mpirun), ncclCommInitRank with the unique id of rank 0 "
+                "(MPI_Bcast); each process on the GPU of its node-local rank\",\n"
+              : "    \"launch\": \"one process, ncclCommInitAll over the first ranks visible devices; each collective "
+                "one ncclGroupStart/End over all ranks\",\n";
     j += "    \"bytes\": \"S as nccl-tests counts it: the buffer for allreduce, broadcast, reduce; the total over "
          "ranks (recvcount x ranks x 4) for reducescatter; the output (sendcount x ranks x 4) for allgather\",\n";
     j += "    \"bandwidth\": \"algbw_GBps = bytes / time_s_median / 1e9; busbw_GBps = algbw_GBps x busbw_factor "
@@ -1072,7 +1118,7 @@ void print_table(const Options& opt, const RunInfo& info, const std::vector<Case
                      d.pci_bus_id.c_str(), d.cc_major, d.cc_minor, d.sm_count,
                      double(d.global_memory_bytes) / double(kGiB));
     }
-    if (n > 1) {
+    if (n > 1 && info.topo.can_access_peer.size() == std::size_t(n)) {
         std::fprintf(stderr, "  peer access:");
         for (int a = 0; a < n; ++a) {
             std::fprintf(stderr, " ");
@@ -1101,7 +1147,8 @@ void print_table(const Options& opt, const RunInfo& info, const std::vector<Case
 // ---- The run -----------------------------------------------------------------------------------------
 
 int run(const Options& opt, RunInfo& info, int argc, char** argv) {
-    const int n = int(info.devices.size());
+    const int n = g_world_size;
+    const bool root_process = g_world_rank == 0;
 
     // The cases, operation by operation, sizes ascending.
     std::vector<Case> cases;
@@ -1130,17 +1177,37 @@ int run(const Options& opt, RunInfo& info, int argc, char** argv) {
     const std::size_t sample_cap = any_sampled ? kSamples + 2 * kEdge : 0;
 
     // The communicators (NCCL reads its environment here), streams and events.
-    const bool progress = opt.verbose || isatty(fileno(stderr)) != 0;
+    const bool progress = root_process && (opt.verbose || isatty(fileno(stderr)) != 0);
     if (progress) std::fprintf(stderr, "%s: making the NCCL communicators of %d rank(s)\n", kProgram, n);
-    std::vector<Rank> ranks(static_cast<std::size_t>(n));
-    std::vector<ncclComm_t> comms(static_cast<std::size_t>(n));
-    std::vector<int> devlist(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r) devlist[std::size_t(r)] = info.devices[std::size_t(r)].index;
-    NCCL_CHECK(ncclCommInitAll(comms.data(), n, devlist.data()));
-    for (int r = 0; r < n; ++r) {
-        Rank& rk = ranks[std::size_t(r)];
-        rk.device = devlist[std::size_t(r)];
-        rk.comm = comms[std::size_t(r)];
+    std::vector<Rank> ranks;
+#ifdef ROOFPLAN_NCCL_MPI
+    {
+        Rank rk;
+        rk.global = g_world_rank;
+        rk.device = info.local_device;
+        ncclUniqueId id{};
+        if (root_process) NCCL_CHECK(ncclGetUniqueId(&id));
+        MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD);
+        CUDA_CHECK(cudaSetDevice(rk.device));
+        NCCL_CHECK(ncclCommInitRank(&rk.comm, n, id, g_world_rank));
+        ranks.push_back(rk);
+    }
+#else
+    {
+        std::vector<ncclComm_t> comms(static_cast<std::size_t>(n));
+        std::vector<int> devlist(static_cast<std::size_t>(n));
+        for (int r = 0; r < n; ++r) devlist[std::size_t(r)] = info.devices[std::size_t(r)].index;
+        NCCL_CHECK(ncclCommInitAll(comms.data(), n, devlist.data()));
+        for (int r = 0; r < n; ++r) {
+            Rank rk;
+            rk.global = r;
+            rk.device = devlist[std::size_t(r)];
+            rk.comm = comms[std::size_t(r)];
+            ranks.push_back(rk);
+        }
+    }
+#endif
+    for (Rank& rk : ranks) {
         CUDA_CHECK(cudaSetDevice(rk.device));
         CUDA_CHECK(cudaStreamCreateWithFlags(&rk.stream, cudaStreamNonBlocking));
         CUDA_CHECK(cudaEventCreate(&rk.start));
@@ -1200,6 +1267,7 @@ int run(const Options& opt, RunInfo& info, int argc, char** argv) {
         if (rk.sample_out != nullptr) CUDA_CHECK(cudaFree(rk.sample_out));
     }
 
+    if (!root_process) return 0;  // rank 0 reports for the world
     print_table(opt, info, cases);
     const std::string json = build_json(opt, info, argc, argv, cases);
     if (opt.json_path.empty()) {
@@ -1224,7 +1292,52 @@ int run(const Options& opt, RunInfo& info, int argc, char** argv) {
 
 }  // namespace
 
+#ifdef ROOFPLAN_NCCL_MPI
+// Every process's device description, gathered on rank 0 (fixed-size text records; tab-separated fields).
+std::vector<DeviceInfo> gather_devices(const DeviceInfo& mine) {
+    constexpr int kRecord = 512;
+    char record[kRecord] = {};
+    std::snprintf(record, sizeof record, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%llu\t%llu", mine.host.c_str(), mine.index,
+                  mine.name.c_str(), mine.pci_bus_id.c_str(), mine.cc_major, mine.cc_minor, mine.sm_count,
+                  (unsigned long long)mine.global_memory_bytes, (unsigned long long)mine.free_memory_bytes_at_start);
+    std::vector<char> all(g_world_rank == 0 ? std::size_t(kRecord) * std::size_t(g_world_size) : 1);
+    MPI_Gather(record, kRecord, MPI_CHAR, all.data(), kRecord, MPI_CHAR, 0, MPI_COMM_WORLD);
+    std::vector<DeviceInfo> out;
+    if (g_world_rank != 0) return out;
+    for (int r = 0; r < g_world_size; ++r) {
+        const std::string text(all.data() + std::size_t(r) * kRecord);
+        std::vector<std::string> f;
+        std::size_t start = 0;
+        for (std::size_t tab; (tab = text.find('\t', start)) != std::string::npos; start = tab + 1)
+            f.push_back(text.substr(start, tab - start));
+        f.push_back(text.substr(start));
+        DeviceInfo d;
+        if (f.size() == 9) {
+            d.host = f[0];
+            d.index = std::atoi(f[1].c_str());
+            d.name = f[2];
+            d.pci_bus_id = f[3];
+            d.cc_major = std::atoi(f[4].c_str());
+            d.cc_minor = std::atoi(f[5].c_str());
+            d.sm_count = std::atoi(f[6].c_str());
+            d.global_memory_bytes = std::size_t(std::strtoull(f[7].c_str(), nullptr, 10));
+            d.free_memory_bytes_at_start = std::size_t(std::strtoull(f[8].c_str(), nullptr, 10));
+        }
+        out.push_back(d);
+    }
+    return out;
+}
+#endif
+
 int main(int argc, char** argv) {
+#ifdef ROOFPLAN_NCCL_MPI
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_world_size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
+    struct Finalize {
+        ~Finalize() { MPI_Finalize(); }
+    } finalize;
+#endif
     const Options opt = parse_args(argc, argv);
 
     // Before NCCL reads its environment: NVLink multicast off unless the caller chose.
@@ -1260,19 +1373,50 @@ int main(int argc, char** argv) {
                     (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr
                          ? std::string(" (CUDA_VISIBLE_DEVICES=") + std::getenv("CUDA_VISIBLE_DEVICES") + ")"
                          : std::string()));
+#ifdef ROOFPLAN_NCCL_MPI
+    if (opt.gpus) usage_error("--gpus does not apply under MPI: the ranks are mpirun's processes (-np N)");
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_world_rank, MPI_INFO_NULL, &node);
+    int local_rank = 0, local_size = 1;
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_size(node, &local_size);
+    MPI_Comm_free(&node);
+    if (local_size > device_count && g_world_rank == 0)
+        std::fprintf(stderr, "%s: warning: %d processes on a node with %d GPU(s): GPUs are shared\n", kProgram,
+                     local_size, device_count);
+    info.local_device = local_rank % device_count;
+#else
     const int n = opt.gpus ? *opt.gpus : device_count;
+    g_world_size = n;
+#endif
 
     info.visible_devices = device_count;
     NCCL_CHECK(ncclGetVersion(&info.nccl_version));
     info.nccl_library = nccl_library_path();
     CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
-    for (int d = 0; d < n; ++d) info.devices.push_back(query_device(d));
+#ifdef ROOFPLAN_NCCL_MPI
+    DeviceInfo mine = query_device(info.local_device);
+    mine.host = host_name();
+    info.devices = gather_devices(mine);
+    // The seed must be the same in every process: rank 0's.
+    std::uint64_t seed = opt.seed ? *opt.seed
+                                  : std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) &
+                                        ((1ull << 53) - 1);
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    info.seed = seed;
+#else
+    for (int d = 0; d < n; ++d) {
+        info.devices.push_back(query_device(d));
+        info.devices.back().host = host_name();
+    }
     info.topo = query_topology(n);
+#endif
     // Default seed from the clock, kept below 2^53 so that it survives a round trip through a JSON double.
-    info.seed = opt.seed ? *opt.seed
-                         : std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) &
-                               ((1ull << 53) - 1);
+    if (!kMpi)
+        info.seed = opt.seed ? *opt.seed
+                             : std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) &
+                                   ((1ull << 53) - 1);
     try {
         return run(opt, info, argc, argv);
     } catch (const std::bad_alloc&) {

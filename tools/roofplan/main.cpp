@@ -24,6 +24,9 @@ using json = nlohmann::json;
 
 struct InspectOptions {
     std::string model;
+    std::string model_file;  // --model-file: ONNX or roofplan-model/1 JSON
+    bool strict = false;
+    std::vector<std::string> inputs;
     std::int64_t batch = 1;
     std::int64_t seq = 0;
     std::int64_t image_size = 0;
@@ -70,10 +73,10 @@ int run_models(bool as_json, bool as_csv = false) {
 int run_inspect(const InspectOptions& o) {
     const roofplan::Precision precision = roofplan::parse_precision(o.precision);
     roofplan::detail::require_batch(o.batch);
-    const auto& entry = roofplan::models::find_model(o.model);
-    const roofplan::Model m = entry.build({.seq = o.seq, .image_size = o.image_size});
-    const std::int64_t size = entry.uses_seq() ? (o.seq ? o.seq : entry.default_size)
-                                               : (o.image_size ? o.image_size : entry.default_size);
+    const roofplan::cli::LoadedModel loaded =
+        roofplan::cli::load_model({o.model, o.model_file, o.strict, o.inputs}, o.seq, o.image_size);
+    const roofplan::Model& m = loaded.model;
+    const std::int64_t size = loaded.size;
 
     json layers = json::array();
     Table table({"layer", "type", "output", "params", "MACs", "FLOPs", "bytes", "FLOP/B", "gamma"},
@@ -113,7 +116,7 @@ int run_inspect(const InspectOptions& o) {
     const roofplan::Work fwd = step.forward;
     const roofplan::Work total = step.total();
     if (o.json) {
-        json out = {{"model", entry.id},
+        json out = {{"model", loaded.id},
                     {"description", m.description()},
                     {"batch", o.batch},
                     {"precision", roofplan::to_string(precision)},
@@ -129,7 +132,9 @@ int run_inspect(const InspectOptions& o) {
                       {"flops", total.flops().value()},
                       {"bytes", total.bytes().value()}}},
                     {"layers", std::move(layers)}};
-        out[entry.uses_seq() ? "seq" : "image_size"] = size;
+        out[loaded.uses_seq ? "seq" : "image_size"] = size;
+        if (loaded.source != "zoo") out["model_file"] = o.model_file;
+        if (!loaded.import.is_null()) out["import"] = loaded.import;
         std::cout << out.dump(2) << '\n';
         return 0;
     }
@@ -143,7 +148,7 @@ int run_inspect(const InspectOptions& o) {
         return 0;
     }
     std::cout << m.id() << ": " << m.description() << "\n"
-              << (entry.uses_seq() ? "sequence length " : "image size ") << size << ", batch " << o.batch
+              << (loaded.uses_seq ? "sequence length " : "image size ") << size << ", batch " << o.batch
               << ", precision " << roofplan::to_string(precision)
               << " (MACs and FLOPs per sample, forward; bytes for the whole batch, forward; gamma = paper ops x "
                  "batch / params)\n\n"
@@ -170,7 +175,8 @@ int main(int argc, char** argv) {
 
     InspectOptions inspect_options;
     auto* inspect = app.add_subcommand("inspect", "Per-layer parameters, MACs, FLOPs, bytes, intensity and gamma");
-    inspect->add_option("--model,-m", inspect_options.model, "Model id (see `roofplan models`)")->required();
+    roofplan::cli::add_model_source(inspect, inspect_options.model, inspect_options.model_file, inspect_options.strict,
+                                    inspect_options.inputs);
     inspect->add_option("--batch,-b", inspect_options.batch, "Batch size (bytes and gamma depend on it)");
     inspect->add_option("--seq,-s", inspect_options.seq, "Sequence length (transformers, GNMT)");
     inspect->add_option("--image-size", inspect_options.image_size, "Square input resolution (CNNs)");

@@ -1,6 +1,7 @@
 // tools/roofplan/predict_cmd.hpp — `roofplan devices`, `roofplan predict`, `roofplan roofline`.
 #pragma once
 
+#include "model_source.hpp"
 #include "report.hpp"
 #include "svg.hpp"
 #include "breakdown_svg.hpp"
@@ -89,6 +90,9 @@ inline int run_devices(const DeviceOptions& o, bool as_json, bool as_csv = false
 struct PredictOptions {
     DeviceOptions devices;
     std::string model;
+    std::string model_file;           // --model-file (ONNX or roofplan-model/1 JSON) instead of --model
+    bool strict = false;              // ONNX: unsupported operators are errors
+    std::vector<std::string> inputs;  // ONNX: data inputs
     std::string device;
     std::int64_t batch = 0;
     std::int64_t seq = 0;
@@ -107,7 +111,7 @@ struct PredictOptions {
 
 inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline) {
     add_device_options(app, o.devices);
-    app->add_option("--model,-m", o.model, "Model id (see `roofplan models`)")->required();
+    add_model_source(app, o.model, o.model_file, o.strict, o.inputs);
     auto* device = app->add_option("--device,-d", o.device, "Device id or alias (see `roofplan devices`)");
     if (roofline) device->required();
     app->add_option("--batch,-b", o.batch, "Batch size per GPU (default: 32 for training, 1... see docs)");
@@ -145,10 +149,8 @@ struct Resolved {
 inline Resolved resolve(const PredictOptions& o) {
     if (o.device.empty()) roofplan::detail::fail("give --device D (or --system S, whose GPU is used)");
     const DeviceCatalog catalog = o.devices.catalog();
-    const auto& entry = models::find_model(o.model);
-    Resolved r{entry.build({.seq = o.seq, .image_size = o.image_size}), catalog.find(o.device), {}, {}, 0,
-               entry.uses_seq(), std::string(entry.id)};
-    r.size = entry.uses_seq() ? (o.seq ? o.seq : entry.default_size) : (o.image_size ? o.image_size : entry.default_size);
+    LoadedModel loaded = load_model({o.model, o.model_file, o.strict, o.inputs}, o.seq, o.image_size);
+    Resolved r{std::move(loaded.model), catalog.find(o.device), {}, {}, loaded.size, loaded.uses_seq, loaded.id};
     r.profile = o.profile.empty() ? default_profile(r.device) : io::load_profile(o.profile, r.device);
     r.request.mode = parse_mode(o.mode);
     r.request.precision = parse_precision(o.precision);

@@ -349,7 +349,7 @@ struct ScalingOptions {
 
 inline void add_scaling_options(CLI::App* app, ScalingOptions& o, bool compare) {
     add_device_options(app, o.predict.devices);
-    app->add_option("--model,-m", o.predict.model, "Model id")->required();
+    add_model_source(app, o.predict.model, o.predict.model_file, o.predict.strict, o.predict.inputs);
     app->add_option(compare ? "--systems" : "--system", o.systems,
                     compare ? "Systems to compare, comma-separated (the first is the reference)" : "System id")
         ->required();

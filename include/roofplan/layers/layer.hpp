@@ -7,6 +7,7 @@
 #include <roofplan/layers/elementwise.hpp>
 #include <roofplan/layers/embedding.hpp>
 #include <roofplan/layers/linear.hpp>
+#include <roofplan/layers/matmul.hpp>
 #include <roofplan/layers/norm.hpp>
 #include <roofplan/layers/pooling.hpp>
 #include <roofplan/layers/recurrent.hpp>
@@ -46,6 +47,7 @@ using layers::LayerNorm;
 using layers::Linear;
 using layers::LocalResponseNorm;
 using layers::LSTM;
+using layers::MatMul;
 using layers::MultiHeadAttention;
 using layers::Multiply;
 using layers::Pool2D;
@@ -56,7 +58,7 @@ using layers::Softmax;
 /// Any layer descriptor (for runtime-built and imported models).
 using AnyLayer = std::variant<Linear, Conv2D, MultiHeadAttention, AdditiveAttention, BatchNorm2d, LayerNorm, RMSNorm,
                               LocalResponseNorm, Activation, Softmax, Dropout, Pool2D, AdaptiveAvgPool2D, Embedding,
-                              Add, Multiply, Concat, Flatten, LSTM>;
+                              Add, Multiply, Concat, Flatten, LSTM, MatMul>;
 
 namespace detail {
 template <class Variant>

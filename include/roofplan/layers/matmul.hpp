@@ -1,0 +1,75 @@
+// roofplan/layers/matmul.hpp — a batched product of two activations (attention's Q·Kᵀ and P·V as an ONNX graph
+// spells them out), without weights.
+#pragma once
+
+#include <roofplan/layers/detail_cost.hpp>
+#include <roofplan/shape.hpp>
+
+namespace roofplan::layers {
+
+/// C[i] = A[i]·B[i] for i < `count` products per instance, A: m×k, B: k×n, both activations (no parameters).
+/// MACs per instance = count·m·k·n.  Backward computes both input gradients (dA = dC·Bᵀ, dB = Aᵀ·dC): twice
+/// the forward MACs; there is no weight gradient.
+/// Example: the attention scores of 12 heads over 128 tokens of width 64:
+///   `MatMul{{.count = 12, .m = 128, .k = 64, .n = 128}}` costs 12,582,912 MACs per instance.
+class MatMul {
+public:
+    struct Config {
+        std::int64_t count = 1;
+        std::int64_t m = 0;
+        std::int64_t k = 0;
+        std::int64_t n = 0;
+    };
+    static constexpr std::string_view type_name = "matmul";
+
+    constexpr explicit MatMul(const Config& config) : c_(config) {
+        roofplan::detail::require_positive(c_.count, "matmul", "count");
+        roofplan::detail::require_positive(c_.m, "matmul", "m");
+        roofplan::detail::require_positive(c_.k, "matmul", "k");
+        roofplan::detail::require_positive(c_.n, "matmul", "n");
+        a_ = detail::mul(c_.count, c_.m, c_.k);
+        b_ = detail::mul(c_.count, c_.k, c_.n);
+        c_elements_ = detail::mul(c_.count, c_.m, c_.n);
+        macs_ = detail::mul(c_elements_, c_.k, "matmul MACs");
+    }
+
+    [[nodiscard]] constexpr const Config& config() const { return c_; }
+    [[nodiscard]] constexpr std::int64_t params() const { return 0; }
+    [[nodiscard]] constexpr Shape input_shape() const {
+        return c_.count == 1 ? Shape{c_.m, c_.k} : Shape{c_.count, c_.m, c_.k};
+    }
+    [[nodiscard]] constexpr Shape output_shape() const {
+        return c_.count == 1 ? Shape{c_.m, c_.n} : Shape{c_.count, c_.m, c_.n};
+    }
+    /// The paper's rule: one operation per multiply-add.
+    [[nodiscard]] constexpr std::int64_t paper_ops() const { return macs_; }
+
+    [[nodiscard]] constexpr PassCost forward(std::int64_t batch) const {
+        roofplan::detail::require_batch(batch);
+        PassCost p;
+        p.macs = units::macs(detail::mul(batch, macs_, "matmul MACs"));
+        p.activation_elements_read = detail::mul(batch, a_ + b_);
+        p.activation_elements_written = detail::mul(batch, c_elements_);
+        p.gemm = {c_.m, c_.n, c_.k, detail::mul(batch, c_.count)};
+        return p;
+    }
+    [[nodiscard]] constexpr PassCost backward_data(std::int64_t batch) const {
+        roofplan::detail::require_batch(batch);
+        PassCost p;
+        p.macs = units::macs(detail::mul(batch, 2 * macs_, "matmul MACs"));
+        p.activation_elements_read = detail::mul(batch, c_elements_ * 2 + a_ + b_);
+        p.activation_elements_written = detail::mul(batch, a_ + b_);
+        p.gemm = {c_.m, c_.k, c_.n, detail::mul(batch, c_.count)};
+        return p;
+    }
+    [[nodiscard]] constexpr PassCost backward_weight(std::int64_t batch) const { return detail::nothing(batch); }
+
+private:
+    Config c_;
+    std::int64_t a_ = 0;
+    std::int64_t b_ = 0;
+    std::int64_t c_elements_ = 0;
+    std::int64_t macs_ = 0;
+};
+
+}  // namespace roofplan::layers
