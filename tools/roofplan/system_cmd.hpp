@@ -387,12 +387,17 @@ inline std::vector<ScalingPoint> scaling_points(const ScalingOptions& o, const S
     po.mode = "train";
     resolved = resolve(po);
     const Predictor predictor(resolved.model);
+    // A calibrated profile may carry link parameters too (roofplan calibrate with roofplan-nccl reports).
+    const LinkParameters links = po.profile.empty()
+                                     ? LinkParameters{}
+                                     : io::links_from_json(io::parse(io::read_text(po.profile), po.profile), po.profile);
     std::vector<ScalingPoint> out;
     for (int n : counts) {
         ScalingPoint pt;
         pt.gpus = n;
         try {
             ParallelRequest pr;
+            pr.links = links;
             pr.gpus = n;
             pr.mode = parse_data_parallel(o.data_parallel);
             pr.single_flow = o.single_flow;
