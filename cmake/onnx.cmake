@@ -21,3 +21,9 @@ endif()
 if(ROOFPLAN_INSTALL)
     install(FILES include/roofplan/io/onnx.hpp DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/roofplan/io")
 endif()
+
+# libFuzzer targets for the JSON and ONNX model readers (clang; a separate build, see scripts/test.sh).
+option(ROOFPLAN_FUZZ "Build the libFuzzer targets of the model-file readers (clang)" OFF)
+if(ROOFPLAN_FUZZ)
+    add_subdirectory(tests/fuzz)
+endif()
