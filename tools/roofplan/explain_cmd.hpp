@@ -284,7 +284,8 @@ void elementwise_steps(Builder& b, const L& layer) {
         b.count("params", "params", "", "", layer.params(), "", "no parameters");
     }
     b.section("operations per instance");
-    b.count("macs_per_instance", "MACs", "", "", f.macs.value(), "", "no matrix products");
+    b.count("macs_per_instance", "MACs", "", "", f.macs.value(), "",
+            f.macs.value() > 0 ? "matrix products; the rule is in docs/counting.md" : "no matrix products");
     if constexpr (std::same_as<L, Embedding>) {
         b.checked("gathered", "gathered", "rows·d", n(layer.config().rows) + "·" + n(layer.config().width),
                   layer.config().rows * layer.config().width, f.weight_elements_read, "elements",
@@ -332,6 +333,9 @@ inline Explanation explain_layer(const AnyLayer& layer, const std::string& title
     roofplan::detail::require_batch(batch);
     if (pass != "forward" && pass != "backward" && pass != "all")
         roofplan::detail::fail("unknown pass '", pass, "'; accepted: forward, backward, all");
+    // The descriptor's checked counts throw on overflow before the formulas below multiply the same numbers.
+    (void)paper_ops(layer);
+    (void)cost(layer, Pass::forward, roofplan::detail::mul(batch, repeat, "batch"));
     Explanation e;
     e.title = title;
     e.kind = std::string(type_label(layer));
@@ -377,16 +381,34 @@ inline Explanation explain_layer(const AnyLayer& layer, const std::string& title
     for (Pass p : passes) {
         const Work w = work(layer, p, instances, precision);
         const std::string name(to_string(p));
-        std::string rule;
-        if (p == Pass::forward) rule = "B·MACs per instance";
-        else if (p == Pass::backward_data) rule = "dX = dY·Wᵀ: the gradient of the input";
-        else rule = "dW = Xᵀ·dY: the gradient of the weights";
-        if (p == Pass::forward)
-            b.checked("macs_" + name, "MACs fwd", "B·MACs", n(instances) + "·" + n(forward_macs(layer).value()),
-                      instances * forward_macs(layer).value(), w.macs.value(), "", "");
-        else
-            b.count("macs_" + name, p == Pass::backward_data ? "MACs bwd-data" : "MACs bwd-weight", "", "",
-                    w.macs.value(), "", rule);
+        const std::int64_t fwd = forward_macs(layer).value();
+        const std::string id = "macs_" + name;
+        const char* symbol = p == Pass::forward ? "MACs fwd" : p == Pass::backward_data ? "MACs bwd-data" : "MACs bwd-weight";
+        const bool data = p == Pass::backward_data;
+        if (p == Pass::forward) {
+            b.checked(id, symbol, "B·MACs", n(instances) + "·" + n(fwd), instances * fwd, w.macs.value());
+        } else if (std::holds_alternative<Conv2D>(layer) || std::holds_alternative<Linear>(layer) ||
+                   (data && std::holds_alternative<LSTM>(layer))) {
+            const bool conv = std::holds_alternative<Conv2D>(layer);
+            b.checked(id, symbol, "B·MACs", n(instances) + "·" + n(fwd), instances * fwd, w.macs.value(), "",
+                      data ? (conv ? "dX is a transposed convolution: the forward MACs again"
+                                   : "dX = dY·W: the forward MACs again")
+                           : (conv ? "dW sums X·dY over the batch and the output pixels: the forward MACs again"
+                                   : "dW = dYᵀ·X: the forward MACs again"));
+        } else if (std::holds_alternative<MultiHeadAttention>(layer)) {
+            const auto& a = std::get<MultiHeadAttention>(layer);
+            if (data)
+                b.checked(id, symbol, "B·(projections + 2·(QKᵀ + P·V))",
+                          n(instances) + "·(" + n(a.projection_macs()) + " + 2·" + n(a.core_macs()) + ")",
+                          instances * (a.projection_macs() + 2 * a.core_macs()), w.macs.value(), "",
+                          "dX through the projections; dP, dV, dQ, dK: two products per forward one");
+            else
+                b.checked(id, symbol, "B·projections", n(instances) + "·" + n(a.projection_macs()),
+                          instances * a.projection_macs(), w.macs.value(), "",
+                          "weight gradients of the four projections; the score products have no weights");
+        } else {
+            b.count(id, symbol, "", "", w.macs.value(), "", data ? "the gradient of the input" : "the gradients of the weights");
+        }
         total += w;
     }
     if (pass == "backward" || pass == "all") {
