@@ -1,6 +1,7 @@
 // tools/roofplan/main.cpp — the roofplan command-line interface.
 #include "calibrate_cmd.hpp"
 #include "explain_cmd.hpp"
+#include "plan_cmd.hpp"
 #include "predict_cmd.hpp"
 #include "system_cmd.hpp"
 #include "report.hpp"
@@ -233,6 +234,11 @@ int main(int argc, char** argv) {
         "explain", "Teach one layer's arithmetic step by step: shapes, params, MACs, FLOPs, bytes, intensity, Γ, verdict");
     roofplan::cli::add_explain_options(explain, explain_options);
 
+    roofplan::cli::PlanOptions plan_options;
+    auto* plan = app.add_subcommand(
+        "plan", "Rank systems and GPU counts for a workload: time-to-train, cost, energy, bounds, what is infeasible");
+    roofplan::cli::add_plan_options(plan, plan_options);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -257,6 +263,7 @@ int main(int argc, char** argv) {
         if (*scaling) return roofplan::cli::run_scaling(scaling_options);
         if (*calibrate) return roofplan::cli::run_calibrate(calibrate_options);
         if (*explain) return roofplan::cli::run_explain(explain_options);
+        if (*plan) return roofplan::cli::run_plan(plan_options);
         if (*roofline) return roofplan::cli::run_roofline(roofline_options);
     } catch (const roofplan::invalid_argument& e) {
         std::cerr << "roofplan: error: " << e.what() << '\n';

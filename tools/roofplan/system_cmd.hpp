@@ -2,6 +2,7 @@
 #pragma once
 
 #include "predict_cmd.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 
 #include <roofplan/io/calibrate.hpp>
@@ -164,13 +165,16 @@ inline int run_collective(const CollectiveOptions& o) {
         o.profile.empty() ? LinkParameters{} : io::links_from_json(io::parse(io::read_text(o.profile), o.profile), o.profile);
     json rows = json::array();
     Table t({"bytes", "time", "algbw GB/s", "busbw GB/s", "limit"}, {true, true, true, true, false});
+    Progress progress = Progress::for_terminal("collective " + o.op, sizes.size(), o.json || o.csv);
     for (std::int64_t b : sizes) {
+        progress.step(static_cast<std::size_t>(rows.size()), grouped(b) + " bytes");
         const CollectiveTime c = collective_time(s, op, b, place, algorithm, links);
         rows.push_back({{"bytes", b}, {"time_s", c.time.value()}, {"algbw_GBps", c.algbw_gb_s},
                         {"busbw_GBps", c.busbw_gb_s}});
         t.add({{grouped(b), b}, {seconds_text(c.time.value()), c.time.value()}, {fixed(c.algbw_gb_s, 2), c.algbw_gb_s},
                {fixed(c.busbw_gb_s, 2), c.busbw_gb_s}, std::string(to_string(c.limit))});
     }
+    progress.finish();
     const int ranks = per_node * o.nodes;
     if (o.json) {
         std::cout << json{{"op", to_string(op)}, {"system", s.id.view()}, {"gpus", ranks}, {"nodes", o.nodes},
@@ -429,11 +433,14 @@ inline int run_compare(const ScalingOptions& o) {
     std::vector<std::vector<ScalingPoint>> results;
     std::vector<std::int64_t> used_batch;
     Resolved resolved;
+    Progress progress = Progress::for_terminal("compare", systems.size(), o.predict.json || o.predict.csv);
     for (std::size_t i = 0; i < systems.size(); ++i) {
+        progress.step(i, std::string(systems[i]->id.view()));
         const std::int64_t b = !batches.empty() ? batches[i] : (o.predict.batch ? o.predict.batch : 32);
         used_batch.push_back(b);
         results.push_back(scaling_points(o, *systems[i], b, counts, resolved));
     }
+    progress.finish();
     if (o.predict.json) {
         json out = {{"model", resolved.model_id}, {"precision", o.predict.precision}, {"data_parallel", o.data_parallel}};
         json rows = json::array();

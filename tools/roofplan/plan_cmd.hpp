@@ -1,0 +1,420 @@
+// tools/roofplan/plan_cmd.hpp — `roofplan plan`: rank hardware options for a workload under constraints.
+#pragma once
+
+#include "predict_cmd.hpp"
+#include "progress.hpp"
+#include "report.hpp"
+#include "system_cmd.hpp"
+
+#include <roofplan/plan/plan.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace roofplan::cli {
+
+struct PlanOptions {
+    PredictOptions predict;  // model, batch (per GPU), seq, image size, precision, mode, optimizer, device files
+    std::int64_t global_batch = 0;
+    double dataset = 0;
+    double epochs = 0;
+    double target_throughput = 0;
+    double deadline_h = 0;
+    double budget = 0;
+    std::string price;
+    double power_cap_w = 0;
+    int max_gpus = 0;
+    std::string systems;
+    std::string devices;
+    std::string system_file;
+    std::string data_parallel = "ddp";
+    bool no_overlap = false;
+    bool single_flow = false;
+    std::string rank = "time";
+    int top = 15;
+    // Which options were given (CLI11 2.1 has no std::optional options).
+    CLI::Option* deadline_given = nullptr;
+    CLI::Option* budget_given = nullptr;
+    CLI::Option* power_cap_given = nullptr;
+    CLI::Option* target_given = nullptr;
+    CLI::Option* max_gpus_given = nullptr;
+    CLI::Option* batch_given = nullptr;
+};
+
+inline void add_plan_options(CLI::App* app, PlanOptions& o) {
+    add_device_options(app, o.predict.devices);
+    app->add_option("--model,-m", o.predict.model, "Model id (see `roofplan models`)")->required();
+    o.batch_given = app->add_option("--batch,-b", o.predict.batch, "Batch per GPU (default 32 unless --global-batch)");
+    app->add_option("--global-batch", o.global_batch, "Global batch, split evenly over each option's GPUs");
+    app->add_option("--seq,-s", o.predict.seq, "Sequence length (transformers, GNMT)");
+    app->add_option("--image-size", o.predict.image_size, "Square input resolution (CNNs)");
+    app->add_option("--precision,-p", o.predict.precision, "fp32, tf32, amp-fp16, amp-bf16 (int8: inference)");
+    app->add_option("--mode", o.predict.mode, "train (default) or infer");
+    app->add_option("--optimizer", o.predict.optimizer, "sgd (with momentum) or adam");
+    app->add_option("--reserved-gib", o.predict.reserved_gib, "Framework memory besides tensors (GiB, default 1)");
+    app->add_option("--dataset", o.dataset, "Samples per epoch (with --epochs: time-to-train)");
+    app->add_option("--epochs", o.epochs, "Epochs (with --dataset)");
+    o.target_given = app->add_option("--target-throughput", o.target_throughput,
+                                     "Samples/s an option must reach (all GPUs together)");
+    o.deadline_given = app->add_option("--deadline", o.deadline_h, "Longest acceptable time-to-train, hours");
+    o.budget_given = app->add_option("--budget", o.budget, "Largest acceptable cost (needs --price)");
+    app->add_option("--price", o.price,
+                    "Price per GPU-hour: P for every option, or ID=P,ID=P per system/device id (P,ID=P: default + "
+                    "overrides). roofplan has no price list");
+    o.power_cap_given = app->add_option("--power-cap", o.power_cap_w, "Largest power of an option's GPUs, watts (TDP)");
+    o.max_gpus_given = app->add_option("--max-gpus", o.max_gpus, "Most GPUs an option may use");
+    app->add_option("--systems", o.systems, "Only these systems, comma-separated (default: all; see `roofplan systems`)");
+    app->add_option("--devices", o.devices,
+                    "Only these GPUs, comma-separated: each alone (1 GPU) and the systems built on it");
+    app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)");
+    app->add_option("--data-parallel", o.data_parallel, "ddp (default) or dp");
+    app->add_flag("--no-overlap", o.no_overlap, "DDP without overlapping all-reduce and backward");
+    app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
+    app->add_option("--rank", o.rank, "Order of feasible options: time (default), cost or energy");
+    app->add_option("--top", o.top, "Rows per table (default 15; 0: all)");
+    app->add_flag("--json", o.predict.json, "Print JSON (every option)");
+    app->add_flag("--csv", o.predict.csv, "Print CSV (RFC 4180, raw numbers; one row per option, ranked first)");
+}
+
+/// --price: "3.5" (every option), "dgx2=30,v100=2.5" (per id), or "3.5,dgx2=30" (default and overrides).
+struct PriceList {
+    std::optional<double> everything;
+    std::vector<std::pair<std::string, double>> by_id;
+};
+
+inline double parse_price_value(const std::string& text, const std::string& item) {
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !(v >= 0) || !std::isfinite(v))
+        roofplan::detail::fail("--price: '", item, "' is not a price; give a number >= 0 per GPU-hour, e.g. 2.5 or "
+                               "dgx2=2.5,aws-p3dn=3.9");
+    return v;
+}
+
+inline PriceList parse_prices(const std::string& text) {
+    PriceList out;
+    if (text.empty()) return out;
+    for (const std::string& item : parse_list(text)) {
+        const auto eq = item.find('=');
+        if (eq == std::string::npos) {
+            if (out.everything) roofplan::detail::fail("--price: more than one price without an id ('", item, "')");
+            out.everything = parse_price_value(item, item);
+        } else {
+            const std::string id = item.substr(0, eq);
+            if (id.empty()) roofplan::detail::fail("--price: '", item, "' has no id before '='");
+            out.by_id.emplace_back(id, parse_price_value(item.substr(eq + 1), item));
+        }
+    }
+    return out;
+}
+
+/// Gives each candidate its price; an id that names no candidate is an error with suggestions.
+inline void apply_prices(std::vector<PlanCandidate>& candidates, const PriceList& prices) {
+    for (PlanCandidate& c : candidates) c.price_per_gpu_hour = prices.everything;
+    for (const auto& [id, value] : prices.by_id) {
+        bool used = false;
+        for (PlanCandidate& c : candidates) {
+            const bool match = c.system ? roofplan::detail::iequals(c.system->id.view(), id) : c.device.answers_to(id);
+            if (match) {
+                c.price_per_gpu_hour = value;
+                used = true;
+            }
+        }
+        if (!used) {
+            std::vector<std::string> names;
+            for (const PlanCandidate& c : candidates) names.emplace_back(c.id());
+            std::string message = "--price: '" + id + "' is none of the options planned over (a system id, or a " +
+                                  "device id for a device alone)";
+            const auto close = roofplan::detail::close_matches(id, names, 3);
+            if (!close.empty()) message += "; did you mean " + close.front() + "?";
+            roofplan::detail::fail(message);
+        }
+    }
+}
+
+/// The candidates the options ask for (see add_plan_options: --systems, --devices, --max-gpus).
+inline std::vector<PlanCandidate> plan_candidates_for(const PlanOptions& o, const DeviceCatalog& catalog,
+                                                      std::vector<System>& systems_out, int max_gpus) {
+    const std::vector<System>& all = system_catalog(o.system_file);
+    std::vector<const Device*> wanted_devices;
+    if (!o.devices.empty())
+        for (const std::string& id : parse_list(o.devices)) wanted_devices.push_back(&catalog.find(id));
+    systems_out.clear();
+    if (!o.systems.empty()) {
+        for (const std::string& id : parse_list(o.systems)) systems_out.push_back(pick_system(id, o.system_file));
+    } else {
+        for (const System& s : all) {
+            if (!wanted_devices.empty()) {
+                const Device& d = catalog.find(s.device.view());
+                const bool wanted = std::any_of(wanted_devices.begin(), wanted_devices.end(),
+                                                [&](const Device* w) { return w->id.view() == d.id.view(); });
+                if (!wanted) continue;
+            }
+            systems_out.push_back(s);
+        }
+    }
+    std::vector<Device> lone;
+    if (!wanted_devices.empty()) {
+        for (const Device* d : wanted_devices) lone.push_back(*d);
+    } else if (o.systems.empty()) {
+        lone.assign(catalog.devices().begin(), catalog.devices().end());
+    }
+    return plan_candidates(systems_out, catalog, lone, max_gpus);
+}
+
+inline json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+inline json plan_option_json(const PlanOption& o, std::size_t rank) {
+    json j = {{"rank", rank ? json(rank) : json(nullptr)},
+              {"system", o.system.empty() ? json(nullptr) : json(o.system)},
+              {"device", o.device},
+              {"gpus", o.gpus},
+              {"nodes", o.predicted ? json(o.nodes) : json(nullptr)},
+              {"batch_per_gpu", o.batch_per_gpu ? json(o.batch_per_gpu) : json(nullptr)},
+              {"global_batch", o.global_batch},
+              {"feasible", o.feasible},
+              {"bound", to_string(o.bound)},
+              {"reasons", o.reasons},
+              {"price_per_gpu_hour", optional_json(o.price_per_gpu_hour)},
+              {"cost_per_hour", optional_json(o.cost_per_hour)}};
+    const auto figure = [&](const char* key, double v) { j[key] = o.predicted ? json(v) : json(nullptr); };
+    figure("step_time_s", o.step_time_s);
+    figure("throughput_samples_per_s", o.throughput);
+    figure("scaling_efficiency", o.scaling_efficiency);
+    figure("comm_fraction", o.comm_fraction);
+    figure("memory_bytes", o.memory_bytes);
+    figure("capacity_bytes", o.capacity_bytes);
+    j["max_batch"] = o.predicted ? json(o.max_batch) : json(nullptr);
+    figure("power_w", o.power_w);
+    figure("samples_per_joule", o.samples_per_joule);
+    j["step_share"] = o.predicted ? json{{"compute", o.shares[0]}, {"memory_bandwidth", o.shares[1]},
+                                         {"latency", o.shares[2]}, {"communication", o.shares[3]}}
+                                  : json(nullptr);
+    j["time_to_train_s"] = optional_json(o.time_s);
+    j["steps"] = optional_json(o.steps);
+    j["gpu_hours"] = optional_json(o.gpu_hours);
+    j["cost"] = optional_json(o.cost);
+    j["energy_j"] = optional_json(o.energy_j);
+    return j;
+}
+
+/// CSV: one row per option, the ranked feasible ones first (rank 1, 2, ...), then the infeasible ones (empty rank).
+inline std::string plan_csv(const Plan& plan) {
+    Table t({"rank", "system", "device", "gpus", "nodes", "batch_per_gpu", "global_batch", "feasible", "bound",
+             "throughput_samples_per_s", "step_time_s", "scaling_efficiency", "comm_fraction", "time_to_train_s",
+             "gpu_hours", "cost", "cost_per_hour", "energy_j", "power_w", "samples_per_joule", "memory_bytes",
+             "capacity_bytes", "max_batch", "reasons"},
+            {});
+    const auto number = [](bool known, double v) { return known ? Cell("", v) : Cell::missing(); };
+    const auto maybe = [](const std::optional<double>& v) { return v ? Cell("", *v) : Cell::missing(); };
+    const auto add = [&](const PlanOption& x, std::size_t rank) {
+        std::string why;
+        for (const std::string& reason : x.reasons) why += (why.empty() ? "" : "; ") + reason;
+        const bool p = x.predicted;
+        t.add({rank ? Cell("", rank) : Cell::missing(), x.system, x.device, Cell("", x.gpus),
+               p ? Cell("", x.nodes) : Cell::missing(),
+               x.batch_per_gpu ? Cell("", x.batch_per_gpu) : Cell::missing(), Cell("", x.global_batch),
+               x.feasible ? "true" : "false", std::string(to_string(x.bound)), number(p, x.throughput),
+               number(p, x.step_time_s), number(p, x.scaling_efficiency), number(p, x.comm_fraction), maybe(x.time_s),
+               maybe(x.gpu_hours), maybe(x.cost), maybe(x.cost_per_hour), maybe(x.energy_j), number(p, x.power_w),
+               number(p, x.samples_per_joule), number(p, x.memory_bytes), number(p, x.capacity_bytes),
+               p ? Cell("", x.max_batch) : Cell::missing(), why});
+    };
+    for (std::size_t i = 0; i < plan.feasible.size(); ++i) add(plan.feasible[i], i + 1);
+    for (const PlanOption& x : plan.infeasible) add(x, 0);
+    return t.csv();
+}
+
+inline std::string plan_time_text(double seconds) {
+    const double hours = seconds / 3600.0;
+    if (hours >= 48) return fixed(hours / 24.0, 1) + " d";
+    if (hours >= 1) return fixed(hours, 2) + " h";
+    return fixed(seconds / 60.0, 1) + " min";
+}
+
+inline int run_plan(const PlanOptions& o) {
+    // The workload.
+    PlanWorkload w;
+    if (o.global_batch != 0 && o.batch_given->count() > 0)
+        roofplan::detail::fail("give --batch (per GPU) or --global-batch, not both");
+    if (o.global_batch < 0) roofplan::detail::fail("--global-batch must be a positive integer, got ", o.global_batch);
+    if (o.batch_given->count() > 0) roofplan::detail::require_batch(o.predict.batch);
+    w.global_batch = o.global_batch;
+    w.batch_per_gpu = o.global_batch != 0 ? 0 : (o.predict.batch ? o.predict.batch : 32);
+    w.dataset = o.dataset;
+    w.epochs = o.epochs;
+    if (o.target_given->count() > 0 && !(o.target_throughput > 0))
+        roofplan::detail::fail("--target-throughput must be > 0 samples/s, got ", fixed(o.target_throughput, 3));
+    w.target_throughput = o.target_throughput;
+    w.data_parallel = parse_data_parallel(o.data_parallel);
+    w.overlap = !o.no_overlap;
+    w.single_flow = o.single_flow;
+
+    // The constraints.
+    PlanConstraints c;
+    if (o.deadline_given->count() > 0 && !(o.deadline_h > 0))
+        roofplan::detail::fail("--deadline must be a positive number of hours, got ", fixed(o.deadline_h, 3));
+    c.deadline_s = o.deadline_h * 3600.0;
+    if (o.budget_given->count() > 0) {
+        if (!(o.budget > 0)) roofplan::detail::fail("--budget must be a positive amount, got ", fixed(o.budget, 2));
+        c.budget = o.budget;
+    }
+    if (o.power_cap_given->count() > 0 && !(o.power_cap_w > 0))
+        roofplan::detail::fail("--power-cap must be a positive number of watts, got ", fixed(o.power_cap_w, 1));
+    c.power_cap_w = o.power_cap_w;
+    if (o.max_gpus_given->count() > 0 && o.max_gpus < 1)
+        roofplan::detail::fail("--max-gpus must be a positive integer, got ", o.max_gpus);
+    if (o.top < 0) roofplan::detail::fail("--top must be >= 0 (0: all rows), got ", o.top);
+    const PlanRank rank = parse_plan_rank(o.rank);
+
+    // The options.
+    const DeviceCatalog catalog = o.predict.devices.catalog();
+    std::vector<System> systems;
+    std::vector<PlanCandidate> candidates = plan_candidates_for(o, catalog, systems, o.max_gpus);
+    apply_prices(candidates, parse_prices(o.price));
+    if (candidates.empty())
+        roofplan::detail::fail("no options to plan over: --max-gpus ", o.max_gpus, " with the systems/devices chosen");
+
+    // The model, resolved as `predict` does (the first option's GPU stands in for the device).
+    PredictOptions po = o.predict;
+    po.device = std::string(candidates.front().device.id.view());
+    po.batch = w.batch_per_gpu ? w.batch_per_gpu : 1;
+    const Resolved r = resolve(po);
+    w.mode = r.request.mode;
+    w.precision = r.request.precision;
+    w.optimizer = r.request.optimizer;
+    w.reserved = r.request.reserved;
+    const Predictor predictor(r.model);
+
+    if (o.predict.json && o.predict.csv) roofplan::detail::fail("give --json or --csv, not both");
+    Progress progress =
+        Progress::for_terminal("plan " + r.model_id, candidates.size(), o.predict.json || o.predict.csv);
+    const Plan plan = make_plan(predictor, candidates, w, c, rank, [&](std::size_t i, std::size_t, const PlanCandidate& k) {
+        progress.step(i, std::string(k.id()) + " x" + std::to_string(k.gpus));
+    });
+    progress.finish();
+
+    const bool train = w.mode == Mode::train;
+    if (o.predict.json) {
+        json feasible = json::array(), infeasible = json::array();
+        for (std::size_t i = 0; i < plan.feasible.size(); ++i) feasible.push_back(plan_option_json(plan.feasible[i], i + 1));
+        for (const PlanOption& x : plan.infeasible) infeasible.push_back(plan_option_json(x, 0));
+        json out = {{"model", r.model_id},
+                    {"mode", to_string(w.mode)},
+                    {"precision", to_string(w.precision)},
+                    {"batch_per_gpu", w.batch_per_gpu ? json(w.batch_per_gpu) : json(nullptr)},
+                    {"global_batch", w.global_batch ? json(w.global_batch) : json(nullptr)},
+                    {"dataset", w.has_run() ? json(w.dataset) : json(nullptr)},
+                    {"epochs", w.has_run() ? json(w.epochs) : json(nullptr)},
+                    {"target_throughput", w.target_throughput > 0 ? json(w.target_throughput) : json(nullptr)},
+                    {"data_parallel", to_string(w.data_parallel)},
+                    {"constraints",
+                     {{"deadline_h", c.deadline_s > 0 ? json(o.deadline_h) : json(nullptr)},
+                      {"budget", c.budget ? json(*c.budget) : json(nullptr)},
+                      {"power_cap_w", c.power_cap_w > 0 ? json(c.power_cap_w) : json(nullptr)},
+                      {"max_gpus", o.max_gpus > 0 ? json(o.max_gpus) : json(nullptr)}}},
+                    {"rank", to_string(rank)},
+                    {"rank_key", plan_rank_key_name(rank, w)},
+                    {"options_evaluated", candidates.size()},
+                    {"feasible", feasible},
+                    {"infeasible", infeasible}};
+        if (train) out["optimizer"] = to_string(w.optimizer);
+        out[r.uses_seq ? "seq" : "image_size"] = r.size;
+        std::cout << out.dump(2) << '\n';
+        return 0;
+    }
+
+    if (o.predict.csv) {
+        std::cout << plan_csv(plan);
+        return 0;
+    }
+
+    const bool priced = std::any_of(plan.feasible.begin(), plan.feasible.end(),
+                                    [](const PlanOption& x) { return x.cost_per_hour.has_value(); });
+    std::cout << "plan for " << r.model_id << ", " << (train ? "training" : "inference") << ", "
+              << to_string(w.precision) << ", "
+              << (w.global_batch ? "global batch " + std::to_string(w.global_batch)
+                                 : "batch " + std::to_string(w.batch_per_gpu) + " per GPU");
+    if (w.has_run()) std::cout << ", " << grouped(static_cast<std::int64_t>(w.dataset)) << " samples x " << w.epochs << " epochs";
+    if (w.target_throughput > 0) std::cout << ", target " << fixed(w.target_throughput, 1) << " samples/s";
+    std::vector<std::string> limits;
+    if (c.deadline_s > 0) limits.push_back("deadline " + fixed(o.deadline_h, 2) + " h");
+    if (c.budget) limits.push_back("budget " + fixed(*c.budget, 2));
+    if (c.power_cap_w > 0) limits.push_back("power cap " + fixed(c.power_cap_w, 0) + " W");
+    if (o.max_gpus > 0) limits.push_back("at most " + std::to_string(o.max_gpus) + " GPUs");
+    limits.push_back("the batch fits in memory");
+    limits.push_back("the GPU supports " + std::string(to_string(w.precision)));
+    std::cout << "\nconstraints: ";
+    for (std::size_t i = 0; i < limits.size(); ++i) std::cout << (i ? ", " : "") << limits[i];
+    std::cout << "\n";
+    std::cout << candidates.size() << " options evaluated: " << plan.feasible.size() << " feasible, "
+              << plan.infeasible.size() << " infeasible; ranked by ";
+    switch (rank) {
+        case PlanRank::time: std::cout << (w.has_run() ? "time-to-train (fastest first)" : "throughput (highest first)"); break;
+        case PlanRank::cost:
+            std::cout << (w.has_run() ? "total cost" : w.target_throughput > 0 ? "cost per hour" : "cost per sample")
+                      << " (cheapest first)";
+            break;
+        case PlanRank::energy:
+            std::cout << (w.has_run() ? "energy to train (least first)" : "samples per joule (highest first)");
+            break;
+    }
+    std::cout << "\nbound: the largest share of the step (compute, memory-bandwidth, latency: kernel launches, "
+                 "communication: exposed all-reduce); power: GPUs x TDP\n\n";
+
+    const std::size_t limit = o.top == 0 ? SIZE_MAX : static_cast<std::size_t>(o.top);
+    std::vector<std::string> head{"#", "option", "GPU", "nodes", "batch/GPU", "samples/s", "scaling"};
+    std::vector<bool> right{true, false, false, true, true, true, true};
+    if (w.has_run()) head.push_back("time"), right.push_back(true);
+    if (priced) {
+        head.push_back(w.has_run() ? "cost" : "cost/h");
+        right.push_back(true);
+    }
+    if (w.has_run()) head.push_back("energy kWh"), right.push_back(true);
+    for (const char* h : {"power W", "mem/GPU", "bound"}) head.push_back(h), right.push_back(std::string(h) != "bound");
+    Table t(head, right);
+    for (std::size_t i = 0; i < plan.feasible.size() && i < limit; ++i) {
+        const PlanOption& x = plan.feasible[i];
+        std::vector<std::string> row{std::to_string(i + 1), x.label(), x.device, std::to_string(x.nodes),
+                                     std::to_string(x.batch_per_gpu), fixed(x.throughput, 1),
+                                     fixed(100 * x.scaling_efficiency, 1) + "%"};
+        if (w.has_run()) row.push_back(plan_time_text(*x.time_s));
+        if (priced) {
+            const std::optional<double> money = w.has_run() ? x.cost : x.cost_per_hour;
+            row.push_back(money ? fixed(*money, 2) : "-");
+        }
+        if (w.has_run()) row.push_back(fixed(*x.energy_j / 3.6e6, 1));
+        row.push_back(fixed(x.power_w, 0));
+        row.push_back(fixed(x.memory_bytes / 1073741824.0, 1) + "/" + fixed(x.capacity_bytes / 1073741824.0, 0) + " GiB");
+        row.push_back(std::string(to_string(x.bound)));
+        t.add(row);
+    }
+    if (plan.feasible.empty()) std::cout << "no feasible option\n";
+    else std::cout << "feasible:\n" << t.render();
+    if (plan.feasible.size() > limit)
+        std::cout << "... and " << plan.feasible.size() - limit << " more (--top 0 shows all)\n";
+
+    if (!plan.infeasible.empty()) {
+        Table bad({"option", "GPU", "batch/GPU", "bound", "why"}, {false, false, true, false, false});
+        for (std::size_t i = 0; i < plan.infeasible.size() && i < limit; ++i) {
+            const PlanOption& x = plan.infeasible[i];
+            std::string why;
+            for (const std::string& reason : x.reasons) why += (why.empty() ? "" : "; ") + reason;
+            bad.add({x.label(), x.device, x.batch_per_gpu ? std::to_string(x.batch_per_gpu) : "-",
+                     std::string(to_string(x.bound)), why});
+        }
+        std::cout << "\ninfeasible:\n" << bad.render();
+        if (plan.infeasible.size() > limit)
+            std::cout << "... and " << plan.infeasible.size() - limit << " more (--top 0 shows all)\n";
+    }
+    return 0;
+}
+
+}  // namespace roofplan::cli
