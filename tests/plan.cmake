@@ -69,3 +69,17 @@ if(ROOFPLAN_SCRIPT)
     set_tests_properties(cli.plan_json_quiet_on_terminal PROPERTIES PASS_REGULAR_EXPRESSION "\"feasible\""
                          FAIL_REGULAR_EXPRESSION "\\[ *[0-9]+/[0-9]+\\]")
 endif()
+
+# --model-file models plan like zoo models.
+add_test(NAME cli.plan_model_file COMMAND roofplan-cli plan --model-file ${PROJECT_SOURCE_DIR}/examples/models/tiny_cnn.json
+         --systems dgx2 --max-gpus 2 -b 256)
+set_tests_properties(cli.plan_model_file PROPERTIES PASS_REGULAR_EXPRESSION "plan for tiny-cnn, training.*1 +dgx2 x2 ")
+# --csv: parsed as a spreadsheet would; the fastest option is 16 V100s drawing 16 x 300 W at 16 x 3 per hour.
+find_program(ROOFPLAN_PLAN_PYTHON NAMES python3 HINTS /usr/bin)
+if(ROOFPLAN_PLAN_PYTHON)
+    add_test(NAME csv.plan COMMAND ${ROOFPLAN_PLAN_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_csv.py $<TARGET_FILE:roofplan-cli>
+             --numeric rank,gpus,throughput_samples_per_s,time_to_train_s,cost,cost_per_hour,energy_j,power_w,memory_bytes
+             --where rank=1 --expect system=dgx2 --expect gpus=16 --expect power_w=4800 --expect cost_per_hour=48
+             --expect feasible=true --min-rows 6
+             -- plan ${ROOFPLAN_PLAN_RESNET} --systems dgx2,exxact-ts4 --max-gpus 16 --price 3 --csv)
+endif()

@@ -8,6 +8,7 @@
 #include <roofplan/engine/predict.hpp>
 #include <roofplan/engine/profile.hpp>
 #include <roofplan/models/zoo.hpp>
+#include <roofplan/plan/plan.hpp>
 #include <roofplan/precision.hpp>
 #include <roofplan/shape.hpp>
 #include <roofplan/system/collective.hpp>

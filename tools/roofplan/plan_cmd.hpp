@@ -50,7 +50,7 @@ struct PlanOptions {
 
 inline void add_plan_options(CLI::App* app, PlanOptions& o) {
     add_device_options(app, o.predict.devices);
-    app->add_option("--model,-m", o.predict.model, "Model id (see `roofplan models`)")->required();
+    add_model_source(app, o.predict.model, o.predict.model_file, o.predict.strict, o.predict.inputs);  // or --model-file
     o.batch_given = app->add_option("--batch,-b", o.predict.batch, "Batch per GPU (default 32 unless --global-batch)");
     app->add_option("--global-batch", o.global_batch, "Global batch, split evenly over each option's GPUs");
     app->add_option("--seq,-s", o.predict.seq, "Sequence length (transformers, GNMT)");
