@@ -22,6 +22,8 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <string>
@@ -292,11 +294,14 @@ struct LinkCalibration {
 };
 
 /// Fits base cost, per-step latency and protocol efficiency of the limiting link kind to NCCL measurements of
-/// sizes >= `min_bytes`:  t_i = base + steps_i·α + moved_i / (B·η), linear in (base, α, 1/η), least squares on
-/// relative errors (Eigen QR).  A negative α or base is not physical: that term is dropped and the rest refitted.
+/// sizes >= `min_bytes`:  t_i = base + steps_i·α + moved_i / (B·η_g), linear in (base, α, 1/η_g) with one η_g per
+/// group g = (collective, rank count), least squares on relative errors (Eigen QR).  A negative α or base is not
+/// physical: that term is dropped and the rest refitted.  The link efficiency is the best group's η; each group's
+/// factor η_g/η goes to LinkParameters::rank_factor, and collective_factor takes the factor of the largest rank
+/// count measured for that collective (what unmeasured rank counts use).
 inline LinkCalibration calibrate_links(const std::vector<std::pair<std::string, json>>& reports, const System& system,
                                        std::int64_t min_bytes = 0) {
-    struct Row { double steps, moved_s, t; int op; };  // moved_s: moved / (B·1e9)
+    struct Row { double steps, moved_s, t; int op, ranks; };  // moved_s: moved / (B·1e9)
     std::vector<Row> rows;
     LinkCalibration out;
     bool kind_set = false;
@@ -321,59 +326,78 @@ inline LinkCalibration calibrate_links(const std::vector<std::pair<std::string, 
             const Collective op = parse_collective(r.at("op").get<std::string>());
             const CollectiveTerms terms = collective_terms(op, ranks, bytes, Algorithm::ring);
             rows.push_back({terms.steps, terms.moved / (ring.gb_s * 1e9), detail::number(r, "time_s_median", where),
-                            static_cast<int>(op)});
+                            static_cast<int>(op), ranks > LinkParameters::kMaxRankFactor ? 0 : ranks});
         }
     }
     if (rows.size() < 3) roofplan::detail::fail("need at least 3 verified multi-GPU NCCL measurements to fit, got ",
                                                 static_cast<std::int64_t>(rows.size()));
-    // columns: base, alpha, then 1/eta for each collective present (eta = link efficiency x collective factor)
-    std::array<bool, 5> present{};
-    for (const Row& r : rows) present[static_cast<std::size_t>(r.op)] = true;
+    // Columns: base, alpha, then 1/eta_g for each group g = (collective, rank count) present (rank count 0: more
+    // than kMaxRankFactor ranks, one group per collective).
+    constexpr int slots = LinkParameters::kMaxRankFactor + 1;
+    const auto group = [&](const Row& r) { return r.op * slots + r.ranks; };
+    std::vector<int> groups;
+    for (const Row& r : rows)
+        if (std::find(groups.begin(), groups.end(), group(r)) == groups.end()) groups.push_back(group(r));
+    std::sort(groups.begin(), groups.end());
+    const auto group_index = [&](const Row& r) {
+        return static_cast<int>(std::find(groups.begin(), groups.end(), group(r)) - groups.begin());
+    };
+    const int ngroups = static_cast<int>(groups.size());
     std::array<bool, 2> use{true, true};
-    Eigen::VectorXd coef;
-    std::array<int, 5> column{};
+    Eigen::VectorXd coef;  // base, alpha, then 1/eta_g by group index
     for (int attempt = 0; attempt < 3; ++attempt) {
-        int cols = static_cast<int>(use[0]) + static_cast<int>(use[1]);
-        for (int k = 0; k < 5; ++k) column[static_cast<std::size_t>(k)] = present[static_cast<std::size_t>(k)] ? cols++ : -1;
-        Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(rows.size()), cols);
+        const int first = static_cast<int>(use[0]) + static_cast<int>(use[1]);
+        Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(rows.size()), first + ngroups);
         for (std::size_t i = 0; i < rows.size(); ++i) {
             const auto row = static_cast<Eigen::Index>(i);
             const double w = 1.0 / rows[i].t;
             int c = 0;
             if (use[0]) a(row, c++) = w;
             if (use[1]) a(row, c++) = rows[i].steps * w;
-            a(row, column[static_cast<std::size_t>(rows[i].op)]) = rows[i].moved_s * w;
+            a(row, first + group_index(rows[i])) = rows[i].moved_s * w;
         }
         const Eigen::VectorXd x = a.colPivHouseholderQr().solve(Eigen::VectorXd::Ones(a.rows()));
-        coef = Eigen::VectorXd::Zero(2 + 5);
+        coef = Eigen::VectorXd::Zero(2 + ngroups);
         int c = 0;
         if (use[0]) coef(0) = x(c++);
         if (use[1]) coef(1) = x(c++);
-        for (int k = 0; k < 5; ++k)
-            if (column[static_cast<std::size_t>(k)] >= 0) coef(2 + k) = x(column[static_cast<std::size_t>(k)]);
+        for (int g = 0; g < ngroups; ++g) coef(2 + g) = x(first + g);
         if (coef(0) >= 0 && coef(1) >= 0) break;
         if (coef(1) < 0) use[1] = false;
         else use[0] = false;
     }
-    // The link efficiency is the best collective's; the others get factors below 1 relative to it.
+    // The link efficiency is the best group's; the others get factors below 1 relative to it.
     double best_eta = 0;
-    for (int k = 0; k < 5; ++k)
-        if (present[static_cast<std::size_t>(k)]) {
-            if (!(coef(2 + k) > 0)) roofplan::detail::fail("the NCCL measurements do not determine a bandwidth for ",
-                                                          to_string(static_cast<Collective>(k)));
-            best_eta = std::max(best_eta, 1.0 / coef(2 + k));
-        }
+    for (int g = 0; g < ngroups; ++g) {
+        const int op = groups[static_cast<std::size_t>(g)] / slots, n = groups[static_cast<std::size_t>(g)] % slots;
+        if (!(coef(2 + g) > 0))
+            roofplan::detail::fail("the NCCL measurements do not determine a bandwidth for ",
+                                   to_string(static_cast<Collective>(op)), n ? " on " + std::to_string(n) + " ranks" : "");
+        best_eta = std::max(best_eta, 1.0 / coef(2 + g));
+    }
     best_eta = std::min(best_eta, 1.0);
     out.links.base_s = coef(0);
     out.links.latency_s[static_cast<int>(out.kind)] = coef(1);
     out.links.efficiency[static_cast<int>(out.kind)] = best_eta;
-    for (int k = 0; k < 5; ++k)
-        if (present[static_cast<std::size_t>(k)])
-            out.links.collective_factor[k] = std::min(1.0, (1.0 / coef(2 + k)) / best_eta);
+    std::array<int, 5> largest{};  // the largest rank count measured per collective (0: only > kMaxRankFactor)
+    for (int g = 0; g < ngroups; ++g) {  // groups ascend by (op, ranks): the last of an op is its largest count
+        const int op = groups[static_cast<std::size_t>(g)] / slots, n = groups[static_cast<std::size_t>(g)] % slots;
+        const double f = std::min(1.0, (1.0 / coef(2 + g)) / best_eta);
+        int& most = largest[static_cast<std::size_t>(op)];
+        if (n > 0) out.links.rank_factor[op][n] = f;
+        if (n == 0) {  // measured beyond kMaxRankFactor ranks: the best guess for every unmeasured count
+            out.links.collective_factor[op] = f;
+            most = slots;
+        } else if (most != slots && n > most) {
+            out.links.collective_factor[op] = f;
+            most = n;
+        }
+    }
     std::vector<double> errors;
     for (const Row& r : rows) {
+        const double f = r.ranks > 0 ? out.links.rank_factor[r.op][r.ranks] : out.links.collective_factor[r.op];
         const double p = out.links.base_s + r.steps * coef(1) +
-                         r.moved_s / (out.links.efficiency[static_cast<int>(out.kind)] * out.links.collective_factor[r.op]);
+                         r.moved_s / (out.links.efficiency[static_cast<int>(out.kind)] * f);
         errors.push_back(std::abs(p - r.t) / r.t);
     }
     std::sort(errors.begin(), errors.end());
@@ -390,7 +414,14 @@ inline json to_json(const LinkParameters& lp) {
     for (Collective c : {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::reducescatter,
                          Collective::allgather})
         factors[std::string(to_string(c))] = lp.collective_factor[static_cast<int>(c)];
-    return {{"base_s", lp.base_s}, {"kinds", kinds}, {"collective_factor", factors}};
+    json by_ranks = json::object();
+    for (Collective c : {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::reducescatter,
+                         Collective::allgather})
+        for (int n = 2; n <= LinkParameters::kMaxRankFactor; ++n)
+            if (lp.rank_factor[static_cast<int>(c)][n] > 0)
+                by_ranks[std::string(to_string(c))][std::to_string(n)] = lp.rank_factor[static_cast<int>(c)][n];
+    return {{"base_s", lp.base_s}, {"kinds", kinds}, {"collective_factor", factors},
+            {"collective_factor_by_ranks", by_ranks}};
 }
 
 /// Collective parameters from a profile's "links" section (defaults for whatever it omits).
@@ -418,6 +449,25 @@ inline LinkParameters links_from_json(const json& profile, const std::string& fi
             if (!(f > 0 && f <= 1)) roofplan::detail::fail(where, ".collective_factor.", name, " must be in (0, 1]");
             lp.collective_factor[static_cast<int>(c)] = f;
         }
+    if (l.contains("collective_factor_by_ranks")) {
+        const json& by = l.at("collective_factor_by_ranks");
+        const std::string at = where + ".collective_factor_by_ranks";
+        if (!by.is_object()) roofplan::detail::fail(at, ": expected an object of collective -> {ranks: factor}");
+        for (const auto& [name, per] : by.items()) {
+            const Collective c = parse_collective(name);
+            if (!per.is_object()) roofplan::detail::fail(at, ".", name, ": expected an object of rank count -> factor");
+            for (const auto& [key, value] : per.items()) {
+                int n = 0;
+                const auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), n);
+                if (ec != std::errc{} || ptr != key.data() + key.size() || n < 2 || n > LinkParameters::kMaxRankFactor)
+                    roofplan::detail::fail(at, ".", name, ".", key, ": a rank count must be an integer in [2, ",
+                                           LinkParameters::kMaxRankFactor, "]");
+                const double f = detail::number(per, key, at + "." + name);
+                if (!(f > 0 && f <= 1)) roofplan::detail::fail(at, ".", name, ".", key, " must be in (0, 1]");
+                lp.rank_factor[static_cast<int>(c)][n] = f;
+            }
+        }
+    }
     if (!(lp.base_s >= 0 && lp.base_s < 1)) roofplan::detail::fail(where, ".base_s must be in [0, 1) seconds");
     return lp;
 }

@@ -132,7 +132,7 @@ inline CollectiveTime collective_time(const System& s, Collective op, std::int64
     }
     const CollectiveTerms terms = collective_terms(op, ranks, bytes, algorithm);
     const double S = static_cast<double>(bytes);
-    bw *= lp.collective_factor[static_cast<int>(op)];
+    bw *= lp.factor(static_cast<int>(op), ranks);
     const double t = lp.base_s + terms.steps * latency + terms.moved / (bw * 1e9);
     out.time = units::in_seconds(t);
     out.algbw_gb_s = S / t / 1e9;

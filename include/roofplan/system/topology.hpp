@@ -51,6 +51,16 @@ struct LinkParameters {
     /// Per-collective bandwidth factor (indexed by Collective: allreduce, broadcast, reduce, reducescatter,
     /// allgather), 1 by default; calibration sets them where NCCL reaches different fractions per collective.
     double collective_factor[5] = {1, 1, 1, 1, 1};
+    /// The factor per collective and rank count (2..kMaxRankFactor) where calibration measured that count; 0 means
+    /// unset (then collective_factor applies).  NCCL's rings reach different fractions of the links at different
+    /// rank counts (reduce-scatter and all-gather on H200: relatively faster on 4 GPUs than on 2).
+    static constexpr int kMaxRankFactor = 16;
+    double rank_factor[5][kMaxRankFactor + 1] = {};
+    /// The bandwidth factor of collective `op` (index of roofplan::Collective) over `ranks` ranks.
+    [[nodiscard]] constexpr double factor(int op, int ranks) const {
+        if (ranks >= 2 && ranks <= kMaxRankFactor && rank_factor[op][ranks] > 0) return rank_factor[op][ranks];
+        return collective_factor[op];
+    }
     [[nodiscard]] constexpr double latency(LinkKind k) const { return latency_s[static_cast<int>(k)]; }
     [[nodiscard]] constexpr double eff(LinkKind k) const { return efficiency[static_cast<int>(k)]; }
 };
