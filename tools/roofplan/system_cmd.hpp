@@ -542,7 +542,7 @@ inline std::string scaling_svg(const std::string& title, const std::vector<Scali
     for (double g = x0; g <= x1; g *= 2)
         s += "<text x=\"" + num(X(g)) + "\" y=\"" + num(top + ph + 18) + "\" text-anchor=\"middle\">" + fixed(g, 0) + "</text>\n";
     for (double v = y0; v <= y1 * 1.0001; v *= 10)
-        s += "<text x=\"" + num(left - 6) + "\" y=\"" + num(Y(v) + 4) + "\" text-anchor=\"end\">" + svg_detail::value_label(v, "") + "</text>\n";
+        s += "<text x=\"" + num(left - 6) + "\" y=\"" + num(Y(v) + 4) + "\" text-anchor=\"end\">" + svg_detail::decade_label(v, "") + "</text>\n";
     s += "</g>\n<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(pw) + "\" height=\"" + num(ph) +
          "\" fill=\"none\" stroke=\"#222\"/>\n";
     s += "<text x=\"" + num(left + pw / 2) + "\" y=\"" + num(height - 15) + "\" text-anchor=\"middle\" font-size=\"14\">GPUs</text>\n";
