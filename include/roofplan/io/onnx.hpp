@@ -1,7 +1,7 @@
 // roofplan/io/onnx.hpp — import an ONNX graph as a roofplan Model (needs Debian libonnx-dev; link roofplan::onnx).
 //
-// The graph's shapes are inferred with ONNX's own shape inference (with data propagation) after every
-// dynamic input dimension is given a value: batch dimensions count one instance (the model's costs are per
+// The graph's shapes are inferred with ONNX's own shape inference (the importer folds integer shape
+// arithmetic, such as PyTorch's dynamic Reshape targets, between rounds) after every dynamic input dimension is given a value: batch dimensions count one instance (the model's costs are per
 // instance and scale with the batch of a prediction), other dynamic dimensions take OnnxOptions::seq.
 // Operators map to the existing layer descriptors (docs/model-files.md has the table): Conv → Conv2D,
 // Gemm / MatMul by a constant → Linear (a following bias Add is folded in), MatMul of two activations →
@@ -310,15 +310,68 @@ private:
     }
 
     // ---- shapes ----------------------------------------------------------------------------------------
+    /// Strides, dilations, kernels and groups must be positive and pads non-negative before ONNX sees them
+    /// (ONNX 1.12's convolution and pooling inference divides by them).
+    void check_geometry(const onnx::NodeProto& n) const {
+        for (const auto& a : n.attribute()) {
+            const std::string& name = a.name();
+            const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape" || name == "group";
+            if (!positive && name != "pads") continue;
+            const std::int64_t low = positive ? 1 : 0;
+            if (a.ints_size() > 16) fail(file_, ": node '", n.name(), "' (", n.op_type(), "): ", name, " has too many values");
+            for (std::int64_t v : a.ints())
+                if (v < low || v > max_dimension)
+                    fail(file_, ": node '", n.name(), "' (", n.op_type(), "): ", name, " value ", v, " is out of range (",
+                         low, " to 2^31)");
+            if (name == "group" && (a.i() < 1 || a.i() > max_dimension))
+                fail(file_, ": node '", n.name(), "' (", n.op_type(), "): group ", a.i(), " must be >= 1");
+        }
+    }
+
+    /// Runs ONNX shape inference on a copy of the graph that holds only nodes ONNX has a schema for (and
+    /// nothing downstream of one it has not: ONNX 1.12's inference functions may dereference the missing
+    /// types of such inputs), then takes the inferred shapes back.  Tensors behind an unknown operator are
+    /// remembered in `cut_`; the nodes reading them are reported as unsupported.
     void infer_shapes() {
-        proto_.mutable_graph()->clear_value_info();
-        for (auto& out : *proto_.mutable_graph()->mutable_output()) out.clear_type();
+        std::int64_t opset = -1;
+        for (const auto& o : proto_.opset_import())
+            if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+        if (opset < 1 || opset > 1000) fail(file_, ": the model declares no usable ONNX opset (ai.onnx) version");
+        onnx::ModelProto copy = proto_;
+        onnx::GraphProto& g = *copy.mutable_graph();
+        g.clear_value_info();
+        for (auto& out : *g.mutable_output()) out.clear_type();
+        cut_.clear();
+        google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+        for (const auto& n : g.node()) {
+            bool behind_unknown = false;
+            for (const auto& in : n.input()) behind_unknown = behind_unknown || cut_.count(in) > 0;
+            if (!behind_unknown && n.domain() == "com.microsoft" && n.op_type() == "Gelu" && n.input_size() == 1 &&
+                n.output_size() == 1) {
+                onnx::NodeProto* identity = kept.Add();  // elementwise: the output has the input's shape
+                identity->set_op_type("Identity");
+                identity->add_input(n.input(0));
+                identity->add_output(n.output(0));
+                continue;
+            }
+            const bool known = (n.domain().empty() || n.domain() == "ai.onnx") &&
+                               onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "") != nullptr;
+            if (known) check_geometry(n);
+            if (behind_unknown || !known || n.attribute_size() > 1000) {
+                for (const auto& out : n.output()) cut_.insert(out);
+                continue;
+            }
+            *kept.Add() = n;
+        }
+        g.mutable_node()->Swap(&kept);
         try {
-            onnx::shape_inference::InferShapes(proto_, onnx::OpSchemaRegistry::Instance(),
-                                               onnx::ShapeInferenceOptions(false, 0, true));
+            onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                               onnx::ShapeInferenceOptions(false, 0, false));
         } catch (const std::exception& e) {
             fail(file_, ": ONNX shape inference failed: ", e.what());
         }
+        *proto_.mutable_graph()->mutable_value_info() = g.value_info();
+        *proto_.mutable_graph()->mutable_output() = g.output();
     }
 
     /// A small integer tensor known at import time (shape arithmetic).
@@ -896,6 +949,14 @@ private:
     void map(const onnx::NodeProto& n) {
         const std::string& op = n.op_type();
         const std::string& domain = n.domain();
+        for (const auto& in : n.input())
+            if (cut_.count(in)) {
+                if (producer_.count(in)) {
+                    const onnx::NodeProto& up = *producer_.at(in);
+                    return unsupported(n, "its input comes from '" + up.name() + "' (" + up.op_type() +
+                                              "), whose output shape ONNX cannot infer");
+                }
+            }
         if (!domain.empty() && domain != "ai.onnx" && !(domain == "com.microsoft" && op == "Gelu"))
             return unsupported(n, "operator of domain '" + domain + "'");
         if (n.output_size() == 0) fail(file_, ": node '", n.name(), "' (", op, ") has no output");
@@ -987,6 +1048,7 @@ private:
     std::unordered_map<std::string, const onnx::NodeProto*> producer_;
     std::unordered_map<std::string, const onnx::TensorProto*> initializer_tensors_;
     std::unordered_set<const onnx::NodeProto*> absorbed_;
+    std::unordered_set<std::string> cut_;  ///< tensors behind an operator ONNX has no schema for
     std::unordered_map<const onnx::NodeProto*, std::string> gelu_input_;  ///< Erf node of a GELU → its input x
 };
 
