@@ -104,9 +104,11 @@ inline LoadedModel load_file(const ModelSource& s, std::int64_t seq, std::int64_
                                ": unknown file type; accepted: .onnx (ONNX) or .json (roofplan-model/1)");
     }
     out.id = std::string(out.model.id());
-    out.uses_seq = seq != 0;
+    // Reported as an image size for a square C×H×W input, else as the sequence length (the first axis).
     const Shape in = out.model.input_shape();
-    out.size = seq != 0 ? seq : (in.rank() == 3 ? in[1] : (in.rank() >= 1 ? in[in.rank() - 1] : 0));
+    const bool image = seq == 0 && in.rank() == 3 && in[1] == in[2];
+    out.uses_seq = !image;
+    out.size = seq != 0 ? seq : (image ? in[1] : in[0]);
     return out;
 }
 }  // namespace detail
