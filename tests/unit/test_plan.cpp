@@ -233,6 +233,19 @@ TEST_CASE("ranking: sorted by the chosen key, ties to fewer GPUs") {
         for (std::size_t i = 1; i < plan.feasible.size(); ++i)
             CHECK(plan_rank_key(plan.feasible[i - 1], rank, w) <= plan_rank_key(plan.feasible[i], rank, w));
     }
+    // Infeasible options: those predicted first (in ranking order), then those that cannot run.
+    std::vector<PlanCandidate> mixed = c;
+    for (const PlanCandidate& k : on_system("dgx2", 4)) mixed.push_back(k);  // no BF16 on V100
+    const Plan with_bad = make_plan(predictor, mixed, w, {.deadline_s = 3600}, PlanRank::time);
+    bool seen_unpredicted = false;
+    for (std::size_t i = 0; i < with_bad.infeasible.size(); ++i) {
+        const PlanOption& o = with_bad.infeasible[i];
+        if (!o.predicted) seen_unpredicted = true;
+        else CHECK_FALSE(seen_unpredicted);
+        if (i > 0 && o.predicted) CHECK(*with_bad.infeasible[i - 1].time_s <= *o.time_s);
+    }
+    CHECK(seen_unpredicted);
+    CHECK(with_bad.infeasible.back().bound == PlanBound::unsupported);
     const Plan by_time = make_plan(predictor, c, w, {}, PlanRank::time);
     CHECK(by_time.feasible.front().gpus == 64);
     CHECK(by_time.feasible.back().gpus == 1);

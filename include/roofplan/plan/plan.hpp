@@ -411,7 +411,8 @@ inline void rank_options(std::vector<PlanOption>& options, PlanRank rank, const 
     });
 }
 
-/// Evaluates every candidate and ranks the feasible ones.  `progress(done, total, candidate)` is called before
+/// Evaluates every candidate and ranks the feasible ones (the infeasible ones too: predicted ones first, in ranking
+/// order, then those with no prediction).  `progress(done, total, candidate)` is called before
 /// each candidate (for a progress display; the library never prints).
 inline Plan make_plan(const Predictor& predictor, std::span<const PlanCandidate> candidates, const PlanWorkload& w,
                       const PlanConstraints& c, PlanRank rank = PlanRank::time,
@@ -425,6 +426,10 @@ inline Plan make_plan(const Predictor& predictor, std::span<const PlanCandidate>
         (o.feasible ? plan.feasible : plan.infeasible).push_back(std::move(o));
     }
     rank_options(plan.feasible, rank, w);
+    // The infeasible ones: those that ran but broke a limit first, in ranking order (the nearest misses of a
+    // deadline or budget lead), then those that cannot run at all (precision, batch split).
+    rank_options(plan.infeasible, rank, w);
+    std::stable_partition(plan.infeasible.begin(), plan.infeasible.end(), [](const PlanOption& o) { return o.predicted; });
     return plan;
 }
 
