@@ -118,6 +118,11 @@ TEST_CASE("communication bounds AlexNet across two p3dn nodes on one TCP flow") 
     CHECK(o.bound == PlanBound::communication);
     CHECK(o.shares[3] > 0.5);
     CHECK(o.comm_fraction == doctest::Approx(o.shares[3]));
+    // Past that point more GPUs train slower: the plan ranks one node of 8 ahead of two nodes of 16.
+    const Plan plan = make_plan(predictor, c, w, {});
+    REQUIRE(plan.feasible.size() == 5);
+    CHECK(plan.feasible.front().gpus == 8);
+    CHECK(*with_gpus(plan.feasible, 16).time_s > *with_gpus(plan.feasible, 8).time_s);
 }
 
 TEST_CASE("constraints exclude: deadline, budget, power cap, throughput target") {
