@@ -9,7 +9,7 @@
 * encoder.onnx (nn.TransformerEncoder, weights included): parameters equal to torch's sum of p.numel(), MACs
   per sample equal to torch's profiler count of the batch-1 forward (and to the formula), at the exported
   sequence length and at another one (--seq 40: the dynamic axis really is re-inferred).
-* lstm.onnx: parameters equal to torch's; MACs equal to the LSTM formula.
+* lstm.onnx: parameters equal to torch's; MACs equal to the LSTM and GRU formulas.
 Prints one PASS/FAIL line per check; exit 0 iff all pass.
 """
 import argparse
@@ -73,6 +73,8 @@ def main():
     check("lstm params = torch", got["params"] == lstm["params"], f"{got['params']} != {lstm['params']}")
     check("lstm MACs = formula", got["macs_per_sample"] == lstm["formula_macs"],
           f"{got['macs_per_sample']} != {lstm['formula_macs']}")
+    check("lstm, gru layers", [l["type"] for l in got["layers"]] == ["linear", "lstm", "lstm", "gru"],
+          str([l["type"] for l in got["layers"]]))
 
     print(f"{len(failures)} failed" if failures else "all passed")
     return 1 if failures else 0

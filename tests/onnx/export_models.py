@@ -10,7 +10,7 @@ Writes into OUT_DIR:
   dynamic batch axis;
 * encoder.onnx: a 2-layer nn.TransformerEncoder (d=64, 4 heads, GELU feed-forward of 256, batch_first)
   with a dynamic batch and sequence axis, exported WITH its weights (initializers), opset 17;
-* lstm.onnx: Linear → 2-layer LSTM, static shapes;
+* lstm.onnx: Linear → 2-layer LSTM → bidirectional GRU, static shapes;
 * malformed files for the error-path tests: truncated.onnx, wrong_magic.onnx, cycle.onnx, no_shape.onnx,
   absurd.onnx, unsupported.onnx (made with the onnx package);
 * torch_counts.json: torch's own figures for encoder.onnx and lstm.onnx — parameter counts
@@ -81,9 +81,10 @@ class Recurrent(nn.Module):
         super().__init__()
         self.proj = nn.Linear(32, 48)
         self.rnn = nn.LSTM(48, 64, num_layers=2)
+        self.gru = nn.GRU(64, 24, bidirectional=True)
 
     def forward(self, x):  # x: [seq, batch, 32]
-        return self.rnn(self.proj(x))[0]
+        return self.gru(self.rnn(self.proj(x))[0])[0]
 
 
 def export_lstm(counts):
@@ -93,7 +94,7 @@ def export_lstm(counts):
     torch.onnx.export(model, x, os.path.join(OUT, "lstm.onnx"), export_params=False, opset_version=17,
                       input_names=["frames"])
     h = 64
-    macs = seq * 32 * 48 + seq * (4 * h * (48 + h) + 4 * h * (h + h))
+    macs = seq * 32 * 48 + seq * (4 * h * (48 + h) + 4 * h * (h + h)) + seq * 2 * 3 * 24 * (64 + 24)
     counts["lstm"] = {"seq": seq, "params": sum(p.numel() for p in model.parameters()), "formula_macs": macs}
 
 
@@ -138,7 +139,8 @@ def malformed():
 
 def main():
     only = sys.argv[2:] or list(CNNS) + ["encoder", "lstm", "malformed"]
-    counts = {}
+    counts_file = os.path.join(OUT, "torch_counts.json")
+    counts = json.load(open(counts_file)) if os.path.exists(counts_file) else {}
     for name in only:
         if name in CNNS:
             export_cnn(name)
@@ -149,7 +151,7 @@ def main():
         elif name == "malformed":
             malformed()
     if counts:
-        with open(os.path.join(OUT, "torch_counts.json"), "w") as f:
+        with open(counts_file, "w") as f:
             json.dump(counts, f, indent=2)
     print("exported", " ".join(only), "to", OUT)
 

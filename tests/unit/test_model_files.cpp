@@ -120,6 +120,21 @@ TEST_CASE("JSON model: branches give their input shape; transformer layers take 
     CHECK(m.params() == 1000 * 64 + (4 * 64 * 64 + 4 * 64) + 2 * 64 + (64 + 1) * 256 + (64 + 1) * 8);
 }
 
+TEST_CASE("JSON model: recurrent layers count as PyTorch's LSTM and GRU") {
+    const Model m = model_from_json_text(with_layers(
+        R"({"name": "lstm", "type": "lstm", "hidden_size": 64, "num_layers": 2},
+           {"name": "gru", "type": "gru", "hidden_size": 24, "bidirectional": true})", "[10, 48]"));
+    // torch.nn.LSTM(48, 64, 2): 4h(in+h) + 8h per layer; torch.nn.GRU(64, 24, bidirectional): 2·(3h(in+h) + 6h)
+    CHECK(m.nodes()[0].layer.index() != m.nodes()[1].layer.index());
+    CHECK(roofplan::params(m.nodes()[0].layer) == 4 * 64 * (48 + 64) + 8 * 64 + 4 * 64 * (64 + 64) + 8 * 64);
+    CHECK(roofplan::params(m.nodes()[1].layer) == 2 * (3 * 24 * (64 + 24) + 6 * 24));
+    CHECK(roofplan::forward_macs(m.nodes()[1].layer).value() == 10 * 2 * 3 * 24 * (64 + 24));
+    CHECK(roofplan::output_shape(m.nodes()[1].layer) == roofplan::Shape{10, 48});
+    const Model back = roofplan::io::model_from_json(roofplan::io::model_to_json(m), "back");
+    CHECK(back.params() == m.params());
+    CHECK(back.forward_macs().value() == m.forward_macs().value());
+}
+
 #if defined(ROOFPLAN_HAS_ONNX)
 namespace {
 onnx::ValueInfoProto value(const std::string& name, std::initializer_list<std::string> dims) {

@@ -160,7 +160,7 @@ inline constexpr std::array<std::string_view, 22> layer_types{
     "conv2d", "linear", "attention", "matmul", "batchnorm2d", "layernorm", "rmsnorm", "lrn",
     "relu", "gelu", "tanh", "sigmoid", "silu", "softmax", "dropout", "maxpool2d", "avgpool2d",
     "adaptive_avgpool2d", "embedding", "add", "multiply", "concat"};
-inline constexpr std::array<std::string_view, 2> more_layer_types{"flatten", "lstm"};
+inline constexpr std::array<std::string_view, 3> more_layer_types{"flatten", "lstm", "gru"};
 
 [[noreturn]] inline void unknown_type(const std::string& where, const std::string& type) {
     std::vector<std::string_view> all(layer_types.begin(), layer_types.end());
@@ -328,13 +328,16 @@ inline Shape add_layer(Model& m, const LayerName& name, const std::string& type,
         f.reject_unknown();
         return push(Flatten{{.shape = in}});
     }
-    if (type == "lstm") {
+    if (type == "lstm" || type == "gru") {
         need_rank(in, 2, where, type, "[sequence, features]");
         const std::int64_t hidden = f.integer("hidden_size", 0, true);
         const std::int64_t layers = f.integer("num_layers", 1);
         const bool bidirectional = f.boolean("bidirectional", false);
         const std::int64_t bias_vectors = f.integer("bias_vectors", 2, false, true);
         f.reject_unknown();
+        if (type == "gru")
+            return push(GRU{{.input_size = in[1], .hidden_size = hidden, .seq_len = in[0], .num_layers = layers,
+                             .bidirectional = bidirectional, .bias_vectors = bias_vectors}});
         return push(LSTM{{.input_size = in[1], .hidden_size = hidden, .seq_len = in[0], .num_layers = layers,
                           .bidirectional = bidirectional, .bias_vectors = bias_vectors}});
     }
@@ -520,8 +523,8 @@ inline nlohmann::json model_to_json(const Model& m) {
                     l["inputs"] = c.inputs;
                 } else if constexpr (std::same_as<L, Flatten>) {
                     l["type"] = "flatten";
-                } else if constexpr (std::same_as<L, LSTM>) {
-                    l["type"] = "lstm";
+                } else if constexpr (std::same_as<L, LSTM> || std::same_as<L, GRU>) {
+                    l["type"] = std::same_as<L, LSTM> ? "lstm" : "gru";
                     l["hidden_size"] = c.hidden_size;
                     l["num_layers"] = c.num_layers;
                     l["bidirectional"] = c.bidirectional;

@@ -850,21 +850,27 @@ private:
                           .affine = n.input_size() > 1 && !n.input(1).empty()}});
     }
 
-    void lstm(const onnx::NodeProto& n) {
-        if (n.input_size() < 3) fail(file_, ": node '", n.name(), "' (LSTM) needs inputs X, W and R");
+    /// LSTM (4 gates) or GRU (3 gates): X [seq, batch, in] (layout 1: [batch, seq, in]), W [dirs, gates·h, in].
+    void recurrent(const onnx::NodeProto& n, std::int64_t gates) {
+        if (n.input_size() < 3) fail(file_, ": node '", n.name(), "' (", n.op_type(), ") needs inputs X, W and R");
         const Dims& x = dims(n.input(0), n);
         const Dims& w = dims(n.input(1), n);
-        if (x.size() != 3 || w.size() != 3) fail(file_, ": node '", n.name(), "' (LSTM): X and W must have rank 3");
+        if (x.size() != 3 || w.size() != 3) fail(file_, ": node '", n.name(), "' (", n.op_type(), "): X and W must have rank 3");
         const bool batch_major = attr_int(n, "layout", 0) != 0;
         const std::int64_t seq = batch_major ? x[1] : x[0], batch = batch_major ? x[0] : x[1];
         const std::string direction = attr_string(n, "direction", "forward");
-        const std::int64_t hidden = attr_int(n, "hidden_size", w[1] / 4);
-        if (w[1] != 4 * hidden || w[2] != x[2])
-            fail(file_, ": node '", n.name(), "' (LSTM): W ", dims_text(w), " does not match hidden_size ", hidden,
-                 " and input ", dims_text(x));
+        const std::int64_t hidden = attr_int(n, "hidden_size", w[1] / gates);
+        if (hidden < 1 || w[1] != gates * hidden || w[2] != x[2])
+            fail(file_, ": node '", n.name(), "' (", n.op_type(), "): W ", dims_text(w), " does not match hidden_size ",
+                 hidden, " and input ", dims_text(x));
         if (w[0] != (direction == "bidirectional" ? 2 : 1))
-            fail(file_, ": node '", n.name(), "' (LSTM): W has ", w[0], " directions but direction is ", direction);
+            fail(file_, ": node '", n.name(), "' (", n.op_type(), "): W has ", w[0], " directions but direction is ",
+                 direction);
         const bool bias = n.input_size() > 3 && !n.input(3).empty();
+        if (gates == 3)
+            return add(n, GRU{{.input_size = x[2], .hidden_size = hidden, .seq_len = seq, .num_layers = 1,
+                               .bidirectional = direction == "bidirectional", .bias_vectors = bias ? 2 : 0}},
+                       batch);
         add(n, LSTM{{.input_size = x[2], .hidden_size = hidden, .seq_len = seq, .num_layers = 1,
                      .bidirectional = direction == "bidirectional", .bias_vectors = bias ? 2 : 0}},
             batch);
@@ -966,7 +972,8 @@ private:
         if (op == "MatMul") return matmul(n);
         if (op == "BatchNormalization") return batchnorm(n);
         if (op == "LayerNormalization") return layernorm(n);
-        if (op == "LSTM") return lstm(n);
+        if (op == "LSTM") return recurrent(n, 4);
+        if (op == "GRU") return recurrent(n, 3);
         if (op == "MaxPool") return pool(n, PoolKind::max);
         if (op == "AveragePool") return pool(n, PoolKind::average);
         if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {

@@ -6,6 +6,7 @@
 #include <roofplan/layers/conv.hpp>
 #include <roofplan/layers/elementwise.hpp>
 #include <roofplan/layers/embedding.hpp>
+#include <roofplan/layers/gru.hpp>
 #include <roofplan/layers/linear.hpp>
 #include <roofplan/layers/matmul.hpp>
 #include <roofplan/layers/norm.hpp>
@@ -43,6 +44,7 @@ using layers::Conv2D;
 using layers::Dropout;
 using layers::Embedding;
 using layers::Flatten;
+using layers::GRU;
 using layers::LayerNorm;
 using layers::Linear;
 using layers::LocalResponseNorm;
@@ -58,7 +60,7 @@ using layers::Softmax;
 /// Any layer descriptor (for runtime-built and imported models).
 using AnyLayer = std::variant<Linear, Conv2D, MultiHeadAttention, AdditiveAttention, BatchNorm2d, LayerNorm, RMSNorm,
                               LocalResponseNorm, Activation, Softmax, Dropout, Pool2D, AdaptiveAvgPool2D, Embedding,
-                              Add, Multiply, Concat, Flatten, LSTM, MatMul>;
+                              Add, Multiply, Concat, Flatten, LSTM, MatMul, GRU>;
 
 namespace detail {
 template <class Variant>
