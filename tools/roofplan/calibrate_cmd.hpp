@@ -6,6 +6,7 @@
 #include "system_cmd.hpp"
 
 #include <roofplan/io/calibrate.hpp>
+#include <roofplan/io/suite.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -41,15 +42,22 @@ inline void add_calibrate_options(CLI::App* app, CalibrateOptions& o) {
 inline int run_calibrate(const CalibrateOptions& o) {
     std::vector<std::pair<std::string, json>> reports, nccl;
     std::string device_id = o.device;
-    for (const std::string& f : o.files) {
-        json j = io::parse(io::read_text(f), f);
-        if (j.is_object() && j.value("tool", std::string()) == "roofplan-nccl") {
-            nccl.emplace_back(f, std::move(j));
-            continue;
+    std::vector<Device> suite_devices;  // runner suites (roofplan-bench) may describe their own device (the host)
+    for (const std::string& file : o.files) {
+        const json whole = io::parse(io::read_text(file), file);
+        if (const auto d = io::suite_device(file, whole)) {
+            suite_devices.push_back(*d);
+            if (device_id.empty()) device_id = std::string(d->id.view());
         }
-        if (device_id.empty() && j.is_object() && j.contains("provenance") && j.at("provenance").contains("device"))
-            device_id = io::device_from_report_name(j.at("provenance").at("device").value("name", std::string()));
-        reports.emplace_back(f, std::move(j));
+        for (auto [f, j] : io::expand_reports(file, whole)) {
+            if (j.is_object() && j.value("tool", std::string()) == "roofplan-nccl") {
+                nccl.emplace_back(f, std::move(j));
+                continue;
+            }
+            if (device_id.empty() && j.is_object() && j.contains("provenance") && j.at("provenance").contains("device"))
+                device_id = io::device_from_report_name(j.at("provenance").at("device").value("name", std::string()));
+            reports.emplace_back(f, std::move(j));
+        }
     }
     json out = {{"schema", "roofplan-profile/1"}};
     Table t({"fitted", "samples", "efficiency", "default", "fixed", "median error", "worst error"},
@@ -58,7 +66,8 @@ inline int run_calibrate(const CalibrateOptions& o) {
     std::string device_text;
     if (!reports.empty()) {
         if (device_id.empty()) roofplan::detail::fail("the reports name no GPU; pass --device");
-        const DeviceCatalog catalog = o.devices.catalog();
+        DeviceCatalog catalog = o.devices.catalog();
+        for (const Device& d : suite_devices) catalog.add(d, "suite report");
         const Device& device = catalog.find(device_id);
         const io::Calibration c = io::calibrate(reports, device);
         out = io::calibration_json(c);

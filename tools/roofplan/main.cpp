@@ -1,5 +1,6 @@
 // tools/roofplan/main.cpp — the roofplan command-line interface.
 #include "calibrate_cmd.hpp"
+#include "validate_cmd.hpp"
 #include "explain_cmd.hpp"
 #include "plan_cmd.hpp"
 #include "predict_cmd.hpp"
@@ -229,6 +230,11 @@ int main(int argc, char** argv) {
         "calibrate", "Fit an efficiency profile to GEMM and bandwidth micro-benchmark reports (never end-to-end runs)");
     roofplan::cli::add_calibrate_options(calibrate, calibrate_options);
 
+    roofplan::cli::ValidateOptions validate_options;
+    auto* validate = app.add_subcommand(
+        "validate", "Predicted vs measured per case (default and calibrated profiles); the recorded validation tables");
+    roofplan::cli::add_validate_options(validate, validate_options);
+
     roofplan::cli::ExplainOptions explain_options;
     auto* explain = app.add_subcommand(
         "explain", "Teach one layer's arithmetic step by step: shapes, params, MACs, FLOPs, bytes, intensity, Γ, verdict");
@@ -262,6 +268,7 @@ int main(int argc, char** argv) {
         if (*compare) return roofplan::cli::run_compare(compare_options);
         if (*scaling) return roofplan::cli::run_scaling(scaling_options);
         if (*calibrate) return roofplan::cli::run_calibrate(calibrate_options);
+        if (*validate) return roofplan::cli::run_validate(validate_options);
         if (*explain) return roofplan::cli::run_explain(explain_options);
         if (*plan) return roofplan::cli::run_plan(plan_options);
         if (*roofline) return roofplan::cli::run_roofline(roofline_options);
