@@ -14,10 +14,11 @@ add_test(NAME bench.host_suite
                  --device-out ${ROOFPLAN_HOST_DIR}/host-device.json)
 set_tests_properties(bench.host_suite PROPERTIES FIXTURES_SETUP host_suite TIMEOUT 180
                      PASS_REGULAR_EXPRESSION "wrote .*host-suite.json \\(2 report\\(s\\), [0-9]+ case\\(s\\)\\)")
+# An efficiency of 1.000 (clamped) is possible: without cpufreq the peak uses the base clock, and turbo beats it.
 add_test(NAME bench.host_calibrate
          COMMAND roofplan-cli calibrate ${ROOFPLAN_HOST_DIR}/host-suite.json -o ${ROOFPLAN_HOST_DIR}/host-profile.json)
 set_tests_properties(bench.host_calibrate PROPERTIES FIXTURES_REQUIRED host_suite FIXTURES_SETUP host_profile
-                     PASS_REGULAR_EXPRESSION "profile for host-cpu .*fp32 +[1-9][0-9]* +0\\.[0-9]+ .*memory +3 +[01]\\.[0-9]+")
+                     PASS_REGULAR_EXPRESSION "profile for host-cpu .*fp32 +[1-9][0-9]* +[01]\\.[0-9]+ .*memory +3 +[01]\\.[0-9]+")
 add_test(NAME bench.host_validate
          COMMAND roofplan-cli validate ${ROOFPLAN_HOST_DIR}/host-suite.json --profile ${ROOFPLAN_HOST_DIR}/host-profile.json
                  --max-median-error 1.0)
