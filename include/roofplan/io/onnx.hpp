@@ -821,6 +821,9 @@ private:
     void matmul(const onnx::NodeProto& n) {
         if (n.input_size() != 2) fail(file_, ": node '", n.name(), "' (MatMul) needs two inputs");
         Dims a = dims(n.input(0), n), b = dims(n.input(1), n);
+        if (a.empty() || b.empty())
+            fail(file_, ": node '", n.name(), "' (MatMul): operands must have rank >= 1, got ", dims_text(a), " and ",
+                 dims_text(b));
         if (a.size() == 1) a.insert(a.begin(), 1);
         if (b.size() == 1) b.push_back(1);
         const std::int64_t k = a.back(), kb = b[b.size() - 2];
