@@ -78,9 +78,11 @@ inline int run_calibrate(const CalibrateOptions& o) {
             double before = defaults.memory;
             for (MathClass m : all_math_classes)
                 if (to_string(m) == q.what) before = defaults.gemm_efficiency(m);
+            const bool conv = q.what.rfind("conv.", 0) == 0;  // "conv.bf16_tensor (nhwc)": a factor, no fixed cost
+            if (conv) before = defaults.conv;
             t.add({q.what, {std::to_string(q.samples), q.samples}, {fixed(q.value, 3), q.value},
                    {fixed(before, 3), before},
-                   q.what == "memory" ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
+                   q.what == "memory" || conv ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
                    {fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error},
                    {fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error}});
         }

@@ -5,7 +5,7 @@
 //     t_i = x_i / e,   x_i = 2·M·N·K·count · slowdown_i / peak
 // where slowdown_i is the engine's own wave-quantization factor for that shape on that device, plus a fixed cost
 // b per kernel: t_i = a·x_i + b, a = 1/e, fitted by least squares on relative errors, min Σ ((t_i − a·x_i − b)/t_i)²
-// (Eigen, QR).  b is reported beside the engine's per-kernel launch floor, which stands for it.  Memory efficiency is the mean of the streaming kernels' GB/s over the datasheet bandwidth.  The
+// (Eigen, QR).  The median of the classes' b becomes the profile's per-kernel cost launch_s, which stands for it.  Memory efficiency is the mean of the streaming kernels' GB/s over the datasheet bandwidth.  The
 // fit's residuals (median and worst relative error) are reported with the profile.
 //
 // roofplan-conv reports (cuDNN forward, backward-data and backward-filter per shape, precision and layout) fit one
@@ -208,6 +208,15 @@ inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& re
         FitQuality q = quality(std::string(to_string(m)), e, errors);
         q.fixed_s = ab(1);
         out.quality.push_back(q);
+    }
+    // The engine charges every kernel `launch_s` on top of max(compute, memory): that is what the fitted fixed cost
+    // per GEMM kernel stands for, so the profile takes the median over the classes fitted (one value for every
+    // kernel the engine times).
+    std::vector<double> fixed;
+    for (const FitQuality& q : out.quality) fixed.push_back(q.fixed_s);
+    if (!fixed.empty()) {
+        std::sort(fixed.begin(), fixed.end());
+        out.profile.launch_s = std::clamp(fixed[fixed.size() / 2], 0.0, 1e-4);
     }
     if (!memory.empty()) {
         double mean = 0;
