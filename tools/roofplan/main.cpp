@@ -248,7 +248,8 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        // --help and --version exit 0; every command-line error exits 2, like the other errors of bad input.
+        return app.exit(e) == 0 ? 0 : 2;
     }
     try {
         for (const CLI::App* sub : app.get_subcommands()) {

@@ -10,6 +10,8 @@
 #include <roofplan/roofplan.hpp>
 
 #include <CLI/CLI.hpp>
+
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -109,12 +111,26 @@ struct PredictOptions {
     std::string svg;  // roofline: the roofline chart; predict: the step-time breakdown chart
 };
 
+/// A CLI11 check for counts that must be >= 1 (a batch): "--batch: must be an integer >= 1, got '0'".
+inline CLI::Validator positive_count() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            std::int64_t v = 0;
+            const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec != std::errc{} || ptr != text.data() + text.size() || v < 1)
+                return "must be an integer >= 1, got '" + text + "'";
+            return {};
+        },
+        "INT>=1");
+}
+
 inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline) {
     add_device_options(app, o.devices);
     add_model_source(app, o.model, o.model_file, o.strict, o.inputs);
     auto* device = app->add_option("--device,-d", o.device, "Device id or alias (see `roofplan devices`)");
     if (roofline) device->required();
-    app->add_option("--batch,-b", o.batch, "Batch size per GPU (default: 32 for training, 1... see docs)");
+    app->add_option("--batch,-b", o.batch, "Batch size per GPU (default: 32 for training, 1... see docs)")
+        ->check(positive_count());
     app->add_option("--seq,-s", o.seq, "Sequence length (transformers, GNMT)");
     app->add_option("--image-size", o.image_size, "Square input resolution (CNNs)");
     app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (inference)");

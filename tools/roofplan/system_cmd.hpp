@@ -359,7 +359,8 @@ inline void add_scaling_options(CLI::App* app, ScalingOptions& o, bool compare) 
         ->required();
     app->add_option("--system-file", o.system_file, "JSON file with extra systems");
     app->add_option("--gpus", o.gpus, "GPU counts, comma-separated (default 1,2,4,8,16)");
-    app->add_option("--batch,-b", o.predict.batch, "Batch per GPU (default 32)");
+    app->add_option("--batch,-b", o.predict.batch, "Batch per GPU (default 32)")
+        ->check(positive_count());
     if (compare) app->add_option("--batch-per-system", o.batches, "Batch per GPU for each system, comma-separated");
     app->add_option("--seq,-s", o.predict.seq, "Sequence length");
     app->add_option("--image-size", o.predict.image_size, "Square input resolution (CNNs)");
