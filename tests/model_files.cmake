@@ -1,6 +1,6 @@
 # Model files (--model-file): the roofplan-model/1 JSON reader, the ONNX importer against torchvision and
 # torch's own counts, malformed inputs.  Included from tests/CMakeLists.txt.
-add_executable(roofplan-model-file-tests unit/test_model_files.cpp)
+add_executable(roofplan-model-file-tests unit/test_model_files.cpp unit/test_conv_transpose.cpp)
 target_link_libraries(roofplan-model-file-tests PRIVATE roofplan_doctest_main roofplan::roofplan roofplan_warnings)
 if(TARGET roofplan::onnx)
     target_link_libraries(roofplan-model-file-tests PRIVATE roofplan::onnx)

@@ -10,6 +10,8 @@
   per sample equal to torch's profiler count of the batch-1 forward (and to the formula), at the exported
   sequence length and at another one (--seq 40: the dynamic axis really is re-inferred).
 * lstm.onnx: parameters equal to torch's; MACs equal to the LSTM and GRU formulas.
+* decoder.onnx (Conv2d + two ConvTranspose2d): parameters equal to torch's, MACs equal to the formula
+  (H·W·ci·(co/groups)·k² per transposed convolution), last output shape equal to torch's forward.
 Prints one PASS/FAIL line per check; exit 0 iff all pass.
 """
 import argparse
@@ -75,6 +77,17 @@ def main():
           f"{got['macs_per_sample']} != {lstm['formula_macs']}")
     check("lstm, gru layers", [l["type"] for l in got["layers"]] == ["linear", "lstm", "lstm", "gru"],
           str([l["type"] for l in got["layers"]]))
+
+    dec = torch_counts["decoder"]
+    got = inspect(a.roofplan, "--model-file", f"{a.dir}/decoder.onnx")
+    check("decoder params = torch", got["params"] == dec["params"], f"{got['params']} != {dec['params']}")
+    check("decoder MACs = formula", got["macs_per_sample"] == dec["formula_macs"],
+          f"{got['macs_per_sample']} != {dec['formula_macs']}")
+    check("decoder nothing unsupported", got["import"]["unsupported"] == [], str(got["import"]["unsupported"]))
+    check("decoder layers", [l["type"] for l in got["layers"]] ==
+          ["conv2d", "relu", "conv_transpose2d", "relu", "conv_transpose2d"], str([l["type"] for l in got["layers"]]))
+    check("decoder output = torch's", got["layers"][-1]["output_shape"] == dec["output"],
+          f"{got['layers'][-1]['output_shape']} != {dec['output']}")
 
     print(f"{len(failures)} failed" if failures else "all passed")
     return 1 if failures else 0

@@ -11,9 +11,10 @@ Writes into OUT_DIR:
 * encoder.onnx: a 2-layer nn.TransformerEncoder (d=64, 4 heads, GELU feed-forward of 256, batch_first)
   with a dynamic batch and sequence axis, exported WITH its weights (initializers), opset 17;
 * lstm.onnx: Linear → 2-layer LSTM → bidirectional GRU, static shapes;
+* decoder.onnx: Conv2d → ConvTranspose2d (stride 2) → ConvTranspose2d (output_padding 1, groups 2), batch dynamic;
 * malformed files for the error-path tests: truncated.onnx, wrong_magic.onnx, cycle.onnx, no_shape.onnx,
   absurd.onnx, unsupported.onnx (made with the onnx package);
-* torch_counts.json: torch's own figures for encoder.onnx and lstm.onnx — parameter counts
+* torch_counts.json: torch's own figures for encoder.onnx, lstm.onnx and decoder.onnx — parameter counts
   (sum of p.numel()) and multiply-adds per sample from the autograd profiler's FLOP counts of a batch-1
   forward (aten::mm/addmm/bmm/matmul: FLOPs = 2 x MACs), plus the LSTM's MACs by formula.
 """
@@ -98,6 +99,31 @@ def export_lstm(counts):
     counts["lstm"] = {"seq": seq, "params": sum(p.numel() for p in model.parameters()), "formula_macs": macs}
 
 
+class Decoder(nn.Module):
+    """Conv2d → ConvTranspose2d stride 2 → ConvTranspose2d with output_padding and groups (no bias)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.up1 = nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+        self.up2 = nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1, groups=2, bias=False)
+
+    def forward(self, x):  # x: [batch, 3, 32, 32]
+        return self.up2(torch.relu(self.up1(torch.relu(self.enc(x)))))
+
+
+def export_decoder(counts):
+    model = Decoder().eval()
+    x = torch.randn(1, 3, 32, 32)
+    torch.onnx.export(model, x, os.path.join(OUT, "decoder.onnx"), export_params=False, opset_version=17,
+                      input_names=["images"], dynamic_axes={"images": {0: "batch"}})
+    out = model(x).shape
+    # Conv2d: Ho·Wo·co·ci·k²; ConvTranspose2d: H·W·ci·(co/groups)·k² (every input pixel scatters a kernel)
+    macs = 16 * 16 * 16 * 3 * 9 + 16 * 16 * 16 * 8 * 16 + 32 * 32 * 8 * (6 // 2) * 9
+    counts["decoder"] = {"params": sum(p.numel() for p in model.parameters()), "formula_macs": macs,
+                         "output": list(out[1:])}
+
+
 def save(graph, name, opset=17):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -138,7 +164,7 @@ def malformed():
 
 
 def main():
-    only = sys.argv[2:] or list(CNNS) + ["encoder", "lstm", "malformed"]
+    only = sys.argv[2:] or list(CNNS) + ["encoder", "lstm", "decoder", "malformed"]
     counts_file = os.path.join(OUT, "torch_counts.json")
     counts = json.load(open(counts_file)) if os.path.exists(counts_file) else {}
     for name in only:
@@ -148,6 +174,8 @@ def main():
             export_encoder(counts)
         elif name == "lstm":
             export_lstm(counts)
+        elif name == "decoder":
+            export_decoder(counts)
         elif name == "malformed":
             malformed()
     if counts:

@@ -160,7 +160,7 @@ inline constexpr std::array<std::string_view, 22> layer_types{
     "conv2d", "linear", "attention", "matmul", "batchnorm2d", "layernorm", "rmsnorm", "lrn",
     "relu", "gelu", "tanh", "sigmoid", "silu", "softmax", "dropout", "maxpool2d", "avgpool2d",
     "adaptive_avgpool2d", "embedding", "add", "multiply", "concat"};
-inline constexpr std::array<std::string_view, 3> more_layer_types{"flatten", "lstm", "gru"};
+inline constexpr std::array<std::string_view, 4> more_layer_types{"flatten", "lstm", "gru", "conv_transpose2d"};
 
 [[noreturn]] inline void unknown_type(const std::string& where, const std::string& type) {
     std::vector<std::string_view> all(layer_types.begin(), layer_types.end());
@@ -217,6 +217,22 @@ inline Shape add_layer(Model& m, const LayerName& name, const std::string& type,
         return push(Conv2D{{.in_channels = in[0], .out_channels = out, .in_height = in[1], .in_width = in[2],
                             .kernel = kernel, .stride = stride, .padding = padding, .dilation = dilation,
                             .groups = groups, .bias = bias}});
+    }
+    if (type == "conv_transpose2d") {
+        need_rank(in, 3, where, type, "CxHxW");
+        const std::int64_t out = f.integer("out_channels", 0, true);
+        const Extent2 kernel = f.extent("kernel", 1, true);
+        const Extent2 stride = f.extent("stride", 1);
+        const Extent2 padding = f.extent("padding", 0, false, true);
+        const Extent2 output_padding = f.extent("output_padding", 0, false, true);
+        const Extent2 dilation = f.extent("dilation", 1);
+        const std::int64_t groups = f.integer("groups", 1);
+        const bool bias = f.boolean("bias", true);
+        f.reject_unknown();
+        return push(ConvTranspose2D{{.in_channels = in[0], .out_channels = out, .in_height = in[1],
+                                     .in_width = in[2], .kernel = kernel, .stride = stride, .padding = padding,
+                                     .output_padding = output_padding, .dilation = dilation, .groups = groups,
+                                     .bias = bias}});
     }
     if (type == "linear") {
         const std::int64_t out = f.integer("out_features", 0, true);
@@ -454,6 +470,16 @@ inline nlohmann::json model_to_json(const Model& m) {
                     l["kernel"] = ext(c.kernel);
                     l["stride"] = ext(c.stride);
                     l["padding"] = ext(c.padding);
+                    l["dilation"] = ext(c.dilation);
+                    l["groups"] = c.groups;
+                    l["bias"] = c.bias;
+                } else if constexpr (std::same_as<L, ConvTranspose2D>) {
+                    l["type"] = "conv_transpose2d";
+                    l["out_channels"] = c.out_channels;
+                    l["kernel"] = ext(c.kernel);
+                    l["stride"] = ext(c.stride);
+                    l["padding"] = ext(c.padding);
+                    l["output_padding"] = ext(c.output_padding);
                     l["dilation"] = ext(c.dilation);
                     l["groups"] = c.groups;
                     l["bias"] = c.bias;

@@ -768,6 +768,63 @@ private:
         add(n, layer, x[0]);
     }
 
+    /// ConvTranspose: weight [ci, co/group, kh, kw]; an output_shape attribute fixes the padding
+    /// (total = stride·(H−1) + output_padding + dilation·(kh−1) + 1 − output), which must split evenly.
+    void conv_transpose(const onnx::NodeProto& n) {
+        if (n.input_size() < 2 || !is_constant(n.input(1))) return unsupported(n, "weights computed from data");
+        const Dims& x = dims(n.input(0), n);
+        const Dims& w = dims(n.input(1), n);
+        if (x.size() != 4 || w.size() != 4)
+            return unsupported(n, "only 2-D transposed convolution (NCHW) is supported");
+        auto where = [&] { return file_ + ": node '" + n.name() + "' (ConvTranspose)"; };
+        const Dims strides = attr_ints(n, "strides", {1, 1});
+        const Dims dil = attr_ints(n, "dilations", {1, 1});
+        const Dims out_pad = attr_ints(n, "output_padding", {0, 0});
+        if (strides.size() != 2 || dil.size() != 2 || out_pad.size() != 2)
+            fail(where(), ": strides, dilations and output_padding need 2 values");
+        const Dims kernel = attr_ints(n, "kernel_shape", {w[2], w[3]});
+        if (kernel != Dims{w[2], w[3]})
+            fail(where(), ": kernel_shape ", dims_text(kernel), " does not match the weight ", dims_text(w));
+        Dims pads;
+        const Dims out_shape = attr_ints(n, "output_shape", {});
+        if (!out_shape.empty()) {
+            if (out_shape.size() != 2 && out_shape.size() != 4)
+                fail(where(), ": output_shape ", dims_text(out_shape), " needs 2 values (height, width)");
+            const std::size_t o = out_shape.size() - 2;
+            pads.assign(4, 0);
+            for (std::size_t i = 0; i < 2; ++i) {
+                const std::int64_t full = roofplan::detail::mul(strides[i], x[2 + i] - 1, "ConvTranspose output") +
+                                          out_pad[i] + roofplan::detail::mul(dil[i], w[2 + i] - 1, "ConvTranspose kernel") + 1;
+                const std::int64_t total = full - out_shape[o + i];
+                if (total < 0 || total % 2 != 0)
+                    fail(where(), ": output_shape ", dims_text(out_shape), " implies a total padding of ", total,
+                         " on axis ", static_cast<std::int64_t>(i), " (unpadded output ", full,
+                         "); only an even, non-negative total (symmetric padding) is supported");
+                pads[i] = pads[i + 2] = total / 2;
+            }
+        } else if (!symmetric_pads(n, pads)) {
+            return;
+        }
+        const std::int64_t groups = attr_int(n, "group", 1);
+        if (groups < 1 || w[0] != x[1])
+            fail(where(), ": weight ", dims_text(w), " does not fit input ", dims_text(x), " with group ", groups,
+                 " (the weight's first dimension must equal the input channels)");
+        const ConvTranspose2D::Config config{
+            .in_channels = x[1], .out_channels = roofplan::detail::mul(w[1], groups, "channels"), .in_height = x[2],
+            .in_width = x[3], .kernel = Extent2{w[2], w[3]}, .stride = Extent2{strides[0], strides[1]},
+            .padding = Extent2{pads[0], pads[1]}, .output_padding = Extent2{out_pad[0], out_pad[1]},
+            .dilation = Extent2{dil[0], dil[1]}, .groups = groups, .bias = n.input_size() > 2 && !n.input(2).empty()};
+        const ConvTranspose2D layer = [&] {
+            try {
+                return ConvTranspose2D{config};
+            } catch (const roofplan::invalid_argument& e) {
+                fail(where(), ": ", e.what());
+            }
+        }();
+        check_spatial(n, layer.output_shape(), dims(n.output(0), n));
+        add(n, layer, x[0]);
+    }
+
     void pool(const onnx::NodeProto& n, PoolKind kind) {
         const Dims& x = dims(n.input(0), n);
         if (x.size() != 4) return unsupported(n, "only 2-D pooling (NCHW) is supported");
@@ -971,6 +1028,7 @@ private:
         if (n.output_size() == 0) fail(file_, ": node '", n.name(), "' (", op, ") has no output");
         auto out_shape = [&] { return instance(n.output(0), n); };
         if (op == "Conv") return conv(n);
+        if (op == "ConvTranspose") return conv_transpose(n);
         if (op == "Gemm") return gemm(n);
         if (op == "MatMul") return matmul(n);
         if (op == "BatchNormalization") return batchnorm(n);

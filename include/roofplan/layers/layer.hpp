@@ -4,6 +4,7 @@
 #include <roofplan/layers/activation.hpp>
 #include <roofplan/layers/attention.hpp>
 #include <roofplan/layers/conv.hpp>
+#include <roofplan/layers/conv_transpose.hpp>
 #include <roofplan/layers/elementwise.hpp>
 #include <roofplan/layers/embedding.hpp>
 #include <roofplan/layers/gru.hpp>
@@ -41,6 +42,7 @@ using layers::AdditiveAttention;
 using layers::BatchNorm2d;
 using layers::Concat;
 using layers::Conv2D;
+using layers::ConvTranspose2D;
 using layers::Dropout;
 using layers::Embedding;
 using layers::Flatten;
@@ -60,7 +62,7 @@ using layers::Softmax;
 /// Any layer descriptor (for runtime-built and imported models).
 using AnyLayer = std::variant<Linear, Conv2D, MultiHeadAttention, AdditiveAttention, BatchNorm2d, LayerNorm, RMSNorm,
                               LocalResponseNorm, Activation, Softmax, Dropout, Pool2D, AdaptiveAvgPool2D, Embedding,
-                              Add, Multiply, Concat, Flatten, LSTM, MatMul, GRU>;
+                              Add, Multiply, Concat, Flatten, LSTM, MatMul, GRU, ConvTranspose2D>;
 
 namespace detail {
 template <class Variant>
