@@ -11,7 +11,8 @@
   sequence length and at another one (--seq 40: the dynamic axis really is re-inferred).
 * lstm.onnx: parameters equal to torch's; MACs equal to the LSTM and GRU formulas.
 * decoder.onnx (Conv2d + two ConvTranspose2d): parameters equal to torch's, MACs equal to the formula
-  (H·W·ci·(co/groups)·k² per transposed convolution), last output shape equal to torch's forward.
+  (H·W·ci·(co/groups)·k² per transposed convolution) and to torch's profiler count of the dual Conv2d of
+  each transposed convolution, last output shape equal to torch's forward.
 Prints one PASS/FAIL line per check; exit 0 iff all pass.
 """
 import argparse
@@ -83,6 +84,8 @@ def main():
     check("decoder params = torch", got["params"] == dec["params"], f"{got['params']} != {dec['params']}")
     check("decoder MACs = formula", got["macs_per_sample"] == dec["formula_macs"],
           f"{got['macs_per_sample']} != {dec['formula_macs']}")
+    check("decoder MACs = torch profiler (dual convolutions)", got["macs_per_sample"] == dec["profiler_macs"],
+          f"{got['macs_per_sample']} != {dec['profiler_macs']}")
     check("decoder nothing unsupported", got["import"]["unsupported"] == [], str(got["import"]["unsupported"]))
     check("decoder layers", [l["type"] for l in got["layers"]] ==
           ["conv2d", "relu", "conv_transpose2d", "relu", "conv_transpose2d"], str([l["type"] for l in got["layers"]]))
