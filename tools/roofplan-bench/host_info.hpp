@@ -23,9 +23,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -34,6 +34,23 @@
 namespace roofplan::bench {
 
 using json = nlohmann::json;
+
+
+/// The clock in a CPU model name ("Intel(R) Xeon(R) Platinum 8480+ @ 2.00GHz" -> 2.0), or 0 when it names none.
+/// (Plain parsing: std::regex trips GCC 12's -Wmaybe-uninitialized under the sanitizers.)
+inline double ghz_in_model_name(const std::string& model) {
+    const auto at = model.find('@');
+    if (at == std::string::npos) return 0;
+    std::size_t i = at + 1;
+    while (i < model.size() && (model[i] == ' ' || model[i] == '\t')) ++i;
+    const std::size_t start = i;
+    while (i < model.size() && ((model[i] >= '0' && model[i] <= '9') || model[i] == '.')) ++i;
+    if (i == start) return 0;
+    const std::string number = model.substr(start, i - start);
+    while (i < model.size() && model[i] == ' ') ++i;
+    if (model.compare(i, 3, "GHz") != 0) return 0;
+    return std::atof(number.c_str());
+}
 
 inline std::string trim(std::string s) {
     const auto b = s.find_first_not_of(" \t\r\n");
@@ -113,9 +130,7 @@ inline CpuInfo read_cpu_info() {
         c.max_mhz = std::atof(max->c_str()) / 1000.0;
     if (const auto base = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"))
         c.base_mhz = std::atof(base->c_str()) / 1000.0;
-    std::smatch m;
-    if (c.base_mhz == 0 && std::regex_search(c.model, m, std::regex(R"(@\s*([0-9.]+)\s*GHz)")))
-        c.base_mhz = std::atof(m[1].str().c_str()) * 1000.0;
+    if (c.base_mhz == 0) c.base_mhz = ghz_in_model_name(c.model) * 1000.0;
     if (c.max_mhz > 0) c.clock_mhz = c.max_mhz, c.clock_source = "cpufreq cpuinfo_max_freq (maximum)";
     else if (c.base_mhz > 0) c.clock_mhz = c.base_mhz, c.clock_source = "base clock (no maximum exposed)";
     else c.clock_mhz = c.current_mhz, c.clock_source = "current cpu MHz (neither maximum nor base exposed)";
