@@ -84,6 +84,12 @@ inline int run_systems(bool as_json, const std::string& file, bool as_csv = fals
 }
 
 /// Parses "64MB", "1GiB", "4096", "1.5GB" (decimal k/M/G, binary Ki/Mi/Gi; B optional).
+/// The link parameters of a calibrated profile file (roofplan calibrate with roofplan-nccl reports), or the
+/// defaults when no profile is given or it carries none.
+inline LinkParameters profile_links(const std::string& profile) {
+    return profile.empty() ? LinkParameters{} : io::links_from_json(io::parse(io::read_text(profile), profile), profile);
+}
+
 inline std::int64_t parse_bytes(const std::string& text) {
     double value = 0;
     const char* begin = text.data();
@@ -161,8 +167,7 @@ inline int run_collective(const CollectiveOptions& o) {
         roofplan::detail::fail("give --bytes SIZE or --sweep FROM:TO");
     }
     const RingBandwidth ring = ring_bandwidth(s, place.gpus);
-    const LinkParameters links =
-        o.profile.empty() ? LinkParameters{} : io::links_from_json(io::parse(io::read_text(o.profile), o.profile), o.profile);
+    const LinkParameters links = profile_links(o.profile);
     json rows = json::array();
     Table t({"bytes", "time", "algbw GB/s", "busbw GB/s", "limit"}, {true, true, true, true, false});
     Progress progress = Progress::for_terminal("collective " + o.op, sizes.size(), o.json || o.csv);
@@ -235,7 +240,7 @@ inline int run_predict_system(const PredictOptions& po, const SystemPredictOptio
     pr.mode = parse_data_parallel(so.data_parallel);
     pr.overlap = !so.no_overlap;
     pr.single_flow = so.single_flow;
-    if (!po.profile.empty()) pr.links = io::links_from_json(io::parse(io::read_text(po.profile), po.profile), po.profile);
+    pr.links = profile_links(po.profile);
     const Predictor predictor(r.model);
     const ParallelPrediction p = predict_parallel(predictor, r.device, r.profile, r.request, s, pr);
     if (!po.svg.empty()) write_breakdown_svg(po.svg, r.model, r.device, p.gpu, r.model_id, po.top);
@@ -392,10 +397,7 @@ inline std::vector<ScalingPoint> scaling_points(const ScalingOptions& o, const S
     po.mode = "train";
     resolved = resolve(po);
     const Predictor predictor(resolved.model);
-    // A calibrated profile may carry link parameters too (roofplan calibrate with roofplan-nccl reports).
-    const LinkParameters links = po.profile.empty()
-                                     ? LinkParameters{}
-                                     : io::links_from_json(io::parse(io::read_text(po.profile), po.profile), po.profile);
+    const LinkParameters links = profile_links(po.profile);
     std::vector<ScalingPoint> out;
     for (int n : counts) {
         ScalingPoint pt;
