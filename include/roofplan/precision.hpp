@@ -48,4 +48,10 @@ constexpr std::int64_t element_bytes(Precision p) {
     return 4;
 }
 
+/// Whether a mode is mixed precision (AMP): FP16/BF16 math and activations over FP32 master weights.
+constexpr bool is_mixed(Precision p) { return p == Precision::amp_fp16 || p == Precision::amp_bf16; }
+
+/// Bytes per weight-gradient element: FP32 master gradients under AMP, else the mode's element width.
+constexpr std::int64_t gradient_bytes(Precision p) { return is_mixed(p) ? 4 : element_bytes(p); }
+
 }  // namespace roofplan

@@ -171,8 +171,7 @@ struct Work {
 /// element width of the mode except under AMP, where they are accumulated into FP32 master gradients.
 constexpr Work to_work(const PassCost& cost, Pass pass, Precision precision) {
     const std::int64_t width = element_bytes(precision);
-    const std::int64_t gradient_width =
-        (precision == Precision::amp_fp16 || precision == Precision::amp_bf16) ? 4 : width;
+    const std::int64_t gradient_width = gradient_bytes(precision);
     Work w;
     w.pass = pass;
     w.macs = cost.macs;

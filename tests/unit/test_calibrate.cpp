@@ -14,7 +14,7 @@ io::json synthetic_gemm(const Device& d, double efficiency, double fixed_s) {
         for (const char* precision : {"bf16", "fp32"}) {
             const MathClass m = std::string(precision) == "bf16" ? MathClass::bf16_tensor : MathClass::fp32;
             const double s = size;
-            const double t = 2 * s * s * s * Predictor::gemm_slowdown(s, s, s, 1, d, p) / (d.peak[m] * 1e12 * efficiency) + fixed_s;
+            const double t = 2 * s * s * s * Roofline(d, p, m).gemm_slowdown(s, s, s, 1) / (d.peak[m] * 1e12 * efficiency) + fixed_s;
             results.push_back({{"precision", precision}, {"m", size}, {"n", size}, {"k", size}, {"count", 1},
                                {"time_s_median", t}, {"verified", true}});
         }

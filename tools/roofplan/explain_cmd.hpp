@@ -420,7 +420,7 @@ inline Explanation explain_layer(const AnyLayer& layer, const std::string& title
               2 * total.macs.value() + total.vector_flops.value(), total.flops().value(), "FLOP",
               "a multiply-add is 2 FLOP; torchvision's \"GFLOPS\" are MACs");
     const std::int64_t width = element_bytes(precision);
-    const bool amp = precision == Precision::amp_fp16 || precision == Precision::amp_bf16;
+    const bool amp = is_mixed(precision);
     std::int64_t wr = 0, ar = 0, aw = 0, gw = 0;
     for (Pass p : passes) {
         const PassCost c = cost(layer, p, instances);
@@ -432,7 +432,7 @@ inline Explanation explain_layer(const AnyLayer& layer, const std::string& title
     std::string bf = "(weights + inputs + outputs)·" + n(width), bs = "(" + n(wr) + " + " + n(ar) + " + " + n(aw) + ")·" + n(width);
     std::int64_t bytes = (wr + ar + aw) * width;
     if (gw > 0) {
-        const std::int64_t gwidth = amp ? 4 : width;
+        const std::int64_t gwidth = gradient_bytes(precision);
         bf += " + weight gradients·" + n(gwidth);
         bs += " + " + n(gw) + "·" + n(gwidth);
         bytes += gw * gwidth;
@@ -451,15 +451,20 @@ inline Explanation explain_layer(const AnyLayer& layer, const std::string& title
     const Mode mode = pass == "forward" ? Mode::infer : Mode::train;
     const MathClass math = math_class(*device, precision, mode);
     const bool matrix = total.macs.value() > 0;
-    const double peak = device->peak[math] * 1e12, fp32 = device->peak.fp32 * 1e12;
-    const double bandwidth = device->bandwidth_gb_s * 1e9;
-    const double used_peak = matrix ? peak : fp32;
-    const double ridge = used_peak / bandwidth;
-    const double flops = static_cast<double>(total.flops().value());
-    const double moved = static_cast<double>(total.bytes().value());
-    const double compute_s = 2.0 * static_cast<double>(total.macs.value()) / peak +
-                             static_cast<double>(total.vector_flops.value()) / fp32;
-    const double memory_s = moved / bandwidth;
+    // The bare roofline: datasheet peaks and bandwidth (the engine's efficiencies come after).
+    const Roofline bare = Roofline::datasheet(*device, math);
+    KernelWork bare_work;
+    bare_work.macs = static_cast<double>(total.macs.value());
+    bare_work.vector_flops = static_cast<double>(total.vector_flops.value());
+    bare_work.bytes = static_cast<double>(total.bytes().value());
+    const KernelTime bare_time = bare.time(bare_work);
+    const double bandwidth = bare.bandwidth_bytes_s();
+    const double used_peak = matrix ? bare.peak_flops_s() : bare.vector_peak_flops_s();
+    const double ridge = bare.ridge_flops_per_byte(matrix);
+    const double flops = bare_time.flops;
+    const double moved = bare_time.bytes;
+    const double compute_s = bare_time.compute_s;
+    const double memory_s = bare_time.memory_s;
     const bool memory_bound = memory_s >= compute_s;
     const std::string dev(device->id.view());
     const std::string unit_name = matrix ? std::string(to_string(math)) : std::string("fp32 (vector)");
@@ -484,22 +489,18 @@ inline Explanation explain_layer(const AnyLayer& layer, const std::string& title
                                   fixed(100.0 * (1.0 - memory_s / compute_s), 0) +
                                   "% of the time; only a faster math unit (or lower precision) speeds it up");
     // What the engine predicts with efficiencies, launch latency and wave quantization.
-    Model m("explain", "one layer", input_shape(layer));
-    std::visit([&](const auto& l) { (void)m.add("layer", l, needs_input_gradient, repeat); }, layer);
     PredictRequest request;
     request.batch = batch;
     request.precision = precision;
     request.mode = mode;
     const EfficiencyProfile prof = profile ? *profile : default_profile(*device);
-    const Prediction p = Predictor(m)(*device, prof, request);
     double engine_s = 0;
     std::string engine_bound = "-";
-    if (!p.layers.empty()) {
-        const LayerPrediction& lp = p.layers.front();
-        engine_s = pass == "forward" ? lp.pass[0].value()
-                   : pass == "backward" ? lp.pass[1].value() + lp.pass[2].value()
-                                        : lp.time.value();
-        engine_bound = std::string(to_string(lp.bound));
+    if (const auto lp = predict_layer(layer, *device, prof, request, needs_input_gradient, repeat)) {
+        engine_s = pass == "forward" ? lp->pass[0].value()
+                   : pass == "backward" ? lp->pass[1].value() + lp->pass[2].value()
+                                        : lp->time.value();
+        engine_bound = std::string(to_string(lp->bound));
     }
     e.verdict_lines.push_back("the engine predicts " + seconds_text(engine_s) + " (" + engine_bound + "-bound): " +
                               fixed(100 * prof.gemm_efficiency(math), 0) + "% GEMM and " + fixed(100 * prof.memory, 0) +

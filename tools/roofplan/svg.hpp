@@ -43,27 +43,12 @@ inline RooflineChart roofline_chart(const Model& model, const Device& device, co
     c.subtitle = std::string(p.mode == Mode::train ? "training" : "inference") + ", batch " + std::to_string(p.batch) +
                  ", " + std::string(to_string(p.precision)) + " (" + std::string(to_string(p.math)) +
                  "); each point is a layer (all its passes); profile: " + std::string(profile.source.view());
-    c.bandwidth = device.bandwidth_gb_s * 1e9;
-    c.effective_bandwidth = c.bandwidth * profile.memory;
-    c.effective_peak = device.peak[p.math] * 1e12 * profile.gemm_efficiency(p.math);
-    const auto roof = [&](MathClass m, const char* label) {
-        if (device.peak[m] > 0) c.roofs.push_back({label, device.peak[m] * 1e12, m == p.math});
-    };
-    roof(MathClass::fp32, "FP32");
-    roof(MathClass::tf32_tensor, "TF32 tensor");
-    roof(MathClass::fp16_tensor_fp32_acc, "FP16 tensor");
-    if (device.peak.fp16_tensor_fp16_acc > device.peak.fp16_tensor_fp32_acc)
-        roof(MathClass::fp16_tensor_fp16_acc, "FP16 tensor, FP16 acc");
-    if (device.peak.bf16_tensor != device.peak.fp16_tensor_fp32_acc) roof(MathClass::bf16_tensor, "BF16 tensor");
-    roof(MathClass::int8_tensor, "INT8 tensor");
-    if (device.peak.int8_tensor <= 0) roof(MathClass::int8_dp4a, "INT8 DP4A");
-    // Equal peaks (FP16 and BF16 on Ampere/Hopper) share one line and one label.
-    for (auto& r : c.roofs)
-        if (r.label == "FP16 tensor" && device.peak.bf16_tensor == device.peak.fp16_tensor_fp32_acc &&
-            device.peak.bf16_tensor > 0) {
-            r.label = "FP16/BF16 tensor";
-            r.active = r.active || p.math == MathClass::bf16_tensor;
-        }
+    const Roofline roofline(device, profile, p.math);
+    c.bandwidth = roofline.bandwidth_bytes_s();
+    c.effective_bandwidth = roofline.achieved_bytes_s();
+    c.effective_peak = roofline.achieved_flops_s();
+    for (const ComputeRoof& r : compute_roofs(device))
+        c.roofs.push_back({std::string(r.label), r.peak_flops_s, r.serves(p.math)});
     for (const LayerPrediction& lp : p.layers) {
         if (lp.flops.value() <= 0 || lp.bytes.value() <= 0 || lp.time.value() <= 0) continue;
         const Node& n = model.nodes()[lp.node];

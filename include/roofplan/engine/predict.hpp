@@ -1,13 +1,7 @@
-// roofplan/engine/predict.hpp — the single-GPU roofline engine: step time, throughput, bounds, memory, energy.
+// roofplan/engine/predict.hpp — the single-GPU engine: step time, throughput, bounds, memory, energy.
 //
-// Each layer's passes (forward, backward-data, backward-weight) and the optimizer update are work items.  An item
-// takes   time = max(compute, memory) + launch,   where
-//   compute = 2·MACs / (peak[math class] · gemm efficiency · conv factor · tile utilization)
-//             + vector FLOPs / (FP32 peak · vector efficiency)
-//   memory  = bytes / (bandwidth · memory efficiency)
-// and tile utilization models wave quantization: the item's GEMM (M×N×K, count) is cut into output tiles, one
-// thread block per SM per wave, the library choosing the faster of a large and a small tile and splitting K
-// when there are too few tiles.  Small or awkward shapes are therefore slower than the bare roofline.
+// Each layer's passes (forward, backward-data, backward-weight) and the optimizer update are work items, each
+// timed by the roofline module (engine/roofline.hpp: max(compute, memory) + launch, with wave quantization).
 //
 // A Predictor compiles a model once into per-item affine coefficients (cost = slope·batch + intercept, which
 // every layer's cost is) so that a prediction is one pass of floating-point arithmetic over the items.
@@ -15,6 +9,7 @@
 
 #include <roofplan/device/device.hpp>
 #include <roofplan/engine/profile.hpp>
+#include <roofplan/engine/roofline.hpp>
 #include <roofplan/model/model.hpp>
 
 #include <algorithm>
@@ -23,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <string_view>
 #include <utility>
@@ -38,17 +34,6 @@ constexpr Optimizer parse_optimizer(std::string_view name) {
     if (name == "sgd" || name == "sgd-momentum" || name == "momentum") return Optimizer::sgd;
     if (name == "adam" || name == "adamw") return Optimizer::adam;
     detail::fail("unknown optimizer '", name, "'; accepted: sgd (with momentum), adam");
-}
-
-/// What limits a work item: its arithmetic, its memory traffic, or the per-kernel floor.
-enum class Bound { compute, memory, latency };
-constexpr std::string_view to_string(Bound b) {
-    switch (b) {
-        case Bound::compute: return "compute";
-        case Bound::memory: return "memory";
-        case Bound::latency: return "latency";
-    }
-    return "unknown";
 }
 
 /// The phases of a training step as the engine reports them (the three passes and the optimizer update).
@@ -127,54 +112,16 @@ struct Prediction {
     std::vector<std::pair<std::string_view, units::seconds>> by_type;  ///< time per layer type, largest first
 };
 
-/// A model compiled for prediction.  Keeps a pointer to the model: the model must outlive the predictor.
+/// A model compiled for prediction.  Keeps a pointer to the model: the model must outlive the predictor (binding
+/// one to a temporary does not compile).
 class Predictor {
 public:
     explicit Predictor(const Model& model) : model_(&model) {
         const auto& nodes = model.nodes();
         std::map<Key, std::uint32_t> index;
         for (std::size_t i = 0; i < nodes.size(); ++i) {
-            const Node& n = nodes[i];
-            const bool conv = std::holds_alternative<Conv2D>(n.layer);
-            const bool relu = type_label(n.layer) == "relu";
-            for (std::size_t p = 0; p < 3; ++p) {
-                const auto pass = static_cast<Pass>(p);
-                if (!n.runs(pass)) continue;
-                const AffineCost a = n.affine ? n.costs[p] : detail::affine_from([&](std::int64_t b) {
-                    return roofplan::cost(n.layer, pass, detail::mul(b, n.repeat, "batch"));
-                });
-                Item it;
-                it.node = static_cast<std::uint32_t>(i);
-                it.pass = static_cast<std::uint8_t>(p);
-                it.conv = conv;
-                set(it.macs, a.per_instance.macs.value(), a.fixed.macs.value());
-                set(it.vector_flops, a.per_instance.vector_flops.value(), a.fixed.vector_flops.value());
-                set(it.elements, a.per_instance.weight_elements_read + a.per_instance.activation_elements_read +
-                                     a.per_instance.activation_elements_written,
-                    a.fixed.weight_elements_read + a.fixed.activation_elements_read +
-                        a.fixed.activation_elements_written);
-                set(it.gradients, a.per_instance.gradient_elements_written, a.fixed.gradient_elements_written);
-                set(it.m, a.per_instance.gemm.m, a.fixed.gemm.m);
-                set(it.n, a.per_instance.gemm.n, a.fixed.gemm.n);
-                set(it.k, a.per_instance.gemm.k, a.fixed.gemm.k);
-                set(it.count, a.per_instance.gemm.count, a.fixed.gemm.count);
-                it.gemm = (a.per_instance.gemm.count + a.fixed.gemm.count) > 0 &&
-                          (a.per_instance.macs.value() + a.fixed.macs.value()) > 0;
-                if (it.macs[0] + it.macs[1] + it.vector_flops[0] + it.vector_flops[1] + it.elements[0] +
-                        it.elements[1] + it.gradients[0] + it.gradients[1] == 0)
-                    continue;  // a view (flatten) or a pass with nothing to do: no kernel
-                add_item(it, index);
-                if (p == 0) {
-                    // Saved for backward: each layer's output, except ReLU's, which runs in place (torchvision,
-                    // Keras); inference keeps only one layer's input and output alive at a time.
-                    if (!relu) saved_per_sample_ += a.per_instance.activation_elements_written;
-                    working_per_sample_ = std::max(working_per_sample_, a.per_instance.activation_elements_read +
-                                                                            a.per_instance.activation_elements_written);
-                }
-                grow_slope(a);
-            }
-            if (roofplan::params(n.layer) > 0) ++param_tensors_;
-            const std::string_view type = type_label(n.layer);
+            compile_node(static_cast<std::uint32_t>(i), nodes[i], index);
+            const std::string_view type = type_label(nodes[i].layer);
             const auto known = std::find(type_names_.begin(), type_names_.end(), type);
             node_type_.push_back(static_cast<std::uint16_t>(known - type_names_.begin()));
             if (known == type_names_.end()) type_names_.push_back(type);
@@ -185,6 +132,7 @@ public:
         const double limit = static_cast<double>(std::numeric_limits<std::int64_t>::max()) / 8.0;
         safe_batch_ = max_slope_ > 0 ? limit / max_slope_ : limit;
     }
+    explicit Predictor(const Model&&) = delete;  ///< a predictor of a temporary model would dangle
 
     [[nodiscard]] const Model& model() const { return *model_; }
 
@@ -192,159 +140,18 @@ public:
     /// overflow 64 bits, an invalid profile.
     [[nodiscard]] Prediction operator()(const Device& device, const EfficiencyProfile& profile,
                                         const PredictRequest& request) const {
-        detail::require_batch(request.batch);
-        if (static_cast<double>(request.batch) > safe_batch_)
-            (void)model_->training_work(request.batch, Precision::fp32);  // throws, naming the count
-        if (static_cast<double>(request.batch) > safe_batch_)
-            detail::fail("batch ", request.batch, " is too large to count for model '", model_->id(), "'");
-        if (request.reserved.value() < 0) detail::fail("reserved memory must be >= 0 bytes");
-
+        check(request);
         Prediction out;
         out.batch = request.batch;
         out.precision = request.precision;
         out.mode = request.mode;
         out.optimizer = request.optimizer;
         out.math = math_class(device, request.precision, request.mode);
-
-        const double b = static_cast<double>(request.batch);
-        const double width = static_cast<double>(element_bytes(request.precision));
-        const bool amp = request.precision == Precision::amp_fp16 || request.precision == Precision::amp_bf16;
-        const double gradient_width = amp ? 4.0 : width;
-        const Tilings tiles = tilings(profile, device.sms);
-        const double matrix_rate = device.peak[out.math] * 1e12 * profile.gemm_efficiency(out.math);
-        const double vector_rate = device.peak.fp32 * 1e12 * profile.vector;
-        const double byte_rate = device.bandwidth_gb_s * 1e9 * profile.memory;
-        // Seconds per MAC (GEMM, convolution), per vector FLOP, per byte: the loop multiplies.
-        const double s_per_mac = 2.0 / matrix_rate;
-        const double s_per_conv_mac = s_per_mac / profile.conv_factor(out.math);
-        const double s_per_flop = 1.0 / vector_rate;
-        const double s_per_byte = 1.0 / byte_rate;
-        const double launch = profile.launch_s;
-        const bool train = request.mode == Mode::train;
-
-        // Identical items (repeated blocks) are timed once and counted by multiplicity.
-        const auto time_of = [&](const Item& it) {
-            Timed t;
-            const double macs = it.macs[0] * b + it.macs[1];
-            const double vflops = it.vector_flops[0] * b + it.vector_flops[1];
-            t.bytes = width * (it.elements[0] * b + it.elements[1]) +
-                      gradient_width * (it.gradients[0] * b + it.gradients[1]);
-            double compute = 0;
-            if (macs > 0) {
-                const double slowdown = it.gemm ? quantization(it, b, tiles) : 1.0;
-                compute = macs * (it.conv ? s_per_conv_mac : s_per_mac) * slowdown;
-            }
-            compute += vflops * s_per_flop;
-            const double memory = t.bytes * s_per_byte;
-            const double busy = std::max(compute, memory);
-            t.time = busy + launch;
-            t.flops = 2.0 * macs + vflops;
-            t.bound = launch >= busy ? Bound::latency : compute >= memory ? Bound::compute : Bound::memory;
-            return t;
-        };
-        double total_flops = 0, total_bytes = 0;
-        std::array<double, 4> phase{};
-        std::vector<Timed> timed;
-        if (request.per_layer) timed.resize(kinds_.size());
-        for (std::size_t i = 0; i < kinds_.size(); ++i) {
-            const Item& it = kinds_[i];
-            if (!train && it.pass != 0) continue;
-            const Timed t = time_of(it);
-            const double times = multiplicity_[i];
-            phase[it.pass] += times * t.time;
-            total_flops += times * t.flops;
-            total_bytes += times * t.bytes;
-            if (request.per_layer) timed[i] = t;
-        }
-        if (request.per_layer) {
-            out.layers.reserve(model_->size());
-            for (const Placed& at : items_) {
-                if (!train && at.pass != 0) continue;
-                const Timed& t = timed[at.kind];
-                if (out.layers.empty() || out.layers.back().node != at.node) {
-                    LayerPrediction lp;
-                    lp.node = at.node;
-                    lp.bound = t.bound;
-                    out.layers.push_back(lp);
-                }
-                LayerPrediction& lp = out.layers.back();
-                if (t.time > lp.pass[lp_slowest(lp)].value()) lp.bound = t.bound;
-                lp.pass[at.pass] = units::in_seconds(lp.pass[at.pass].value() + t.time);
-                lp.time = units::in_seconds(lp.time.value() + t.time);
-                lp.flops = units::flop_amount::from_value(lp.flops.value() + t.flops);
-                lp.bytes = units::byte_amount::from_value(lp.bytes.value() + t.bytes);
-            }
-        }
-
-        // The optimizer update (training): memory-bound streams over every parameter, fused across tensors in
-        // chunks (PyTorch's multi-tensor apply), plus under AMP the gradient unscale/inf check and the FP16/BF16
-        // weight casts.
-        const double params = static_cast<double>(params_);
-        if (train) {
-            const double state_buffers = request.optimizer == Optimizer::sgd ? 1.0 : 2.0;
-            // read weight, gradient, state; write weight, state (FP32)
-            double bytes = params * 4.0 * (2.0 + state_buffers + 1.0 + state_buffers);
-            double flops = params * (request.optimizer == Optimizer::sgd ? 4.0 : 12.0);
-            if (amp) {
-                bytes += params * (8.0 + 6.0);  // unscale: read+write FP32 grads; cast: read FP32, write 2 bytes
-                flops += params * 2.0;
-            }
-            const double kernels = std::max(1.0, std::ceil(static_cast<double>(param_tensors_) / 32.0)) *
-                                   (amp ? 3.0 : 1.0);
-            const double time = std::max(bytes / byte_rate, flops / vector_rate) + kernels * launch;
-            phase[3] = time;
-            total_flops += flops;
-            total_bytes += bytes;
-        }
-
-        double step = phase[0] + phase[1] + phase[2] + phase[3];
-        for (std::size_t i = 0; i < 4; ++i) out.phase_time[i] = units::in_seconds(phase[i]);
-        out.step_time = units::in_seconds(step);
-        out.compute_time = out.step_time;
-        out.throughput_samples_per_s = b / step;
-        out.flops = units::flop_amount::from_value(total_flops);
-        out.bytes = units::byte_amount::from_value(total_bytes);
-        out.achieved = units::flops_per_second::from_value(total_flops / step);
-        out.fraction_of_peak = total_flops / step / (device.peak[out.math] * 1e12);
-
-        out.memory = memory(request, params);
-        out.capacity = device.memory();
-        out.fits = out.memory.total().value() <= out.capacity.value();
-        const double room = static_cast<double>(out.capacity.value() - out.memory.fixed().value());
-        const double per_sample = static_cast<double>(out.memory.activations_per_sample.value());
-        out.max_batch = room <= 0 ? 0 : per_sample <= 0 ? std::numeric_limits<std::int64_t>::max()
-                                                        : static_cast<std::int64_t>(std::floor(room / per_sample));
-
-        out.power = units::in_watts(profile.power_w > 0 ? profile.power_w : device.tdp_w);
-        out.samples_per_joule = out.throughput_samples_per_s / out.power.value();
-
-        if (request.per_layer) {
-            std::vector<double> per_type(type_names_.size(), 0.0);
-            std::vector<bool> seen(type_names_.size(), false);
-            for (const LayerPrediction& lp : out.layers) {
-                per_type[node_type_[lp.node]] += lp.time.value();
-                seen[node_type_[lp.node]] = true;
-            }
-            for (std::size_t i = 0; i < per_type.size(); ++i)
-                if (seen[i]) out.by_type.emplace_back(type_names_[i], units::in_seconds(per_type[i]));
-            if (train) out.by_type.emplace_back("optimizer", out.phase_time[3]);
-            std::stable_sort(out.by_type.begin(), out.by_type.end(),
-                             [](const auto& x, const auto& y) { return x.second.value() > y.second.value(); });
-        }
+        const Roofline roofline(device, profile, out.math);
+        const Totals totals = time_items(roofline, request, out);
+        finish(totals, device, profile, request, out);
+        if (request.per_layer) out.by_type = time_by_type(out);
         return out;
-    }
-
-    /// The wave-quantization slowdown (>= 1) the engine applies to one GEMM of m x n x k (count of them) on a
-    /// device with a profile: the time of the better tiling over the ideal time.  1 for a GEMM that fills whole
-    /// waves of whole tiles.
-    [[nodiscard]] static double gemm_slowdown(double m, double n, double k, double count, const Device& device,
-                                              const EfficiencyProfile& profile) {
-        Item it;
-        it.m = {0, m};
-        it.n = {0, n};
-        it.k = {0, k};
-        it.count = {0, count};
-        return quantization(it, 1.0, tilings(profile, device.sms));
     }
 
     /// The memory model alone (no timing).
@@ -354,19 +161,14 @@ public:
     }
 
 private:
+    using Pair = std::array<double, 2>;  ///< {slope, intercept} of a count affine in the batch
     struct Item {
-        std::array<double, 2> macs{}, vector_flops{}, elements{}, gradients{};  // {slope, intercept}
-        std::array<double, 2> m{}, n{}, k{}, count{};
+        Pair macs{}, vector_flops{}, elements{}, gradients{};
+        Pair m{}, n{}, k{}, count{};
         std::uint32_t node = 0;
         std::uint8_t pass = 0;
         bool gemm = false;
         bool conv = false;
-    };
-
-    /// A timed item.
-    struct Timed {
-        double time = 0, flops = 0, bytes = 0;
-        Bound bound = Bound::memory;
     };
     /// Where an item occurs: a node's pass, and which distinct item it is.
     struct Placed {
@@ -374,12 +176,59 @@ private:
         std::uint32_t kind = 0;
         std::uint8_t pass = 0;
     };
-    using Pair = std::array<double, 2>;
+    /// Sums over a step, in seconds, FLOPs and bytes.
+    struct Totals {
+        std::array<double, 4> phase{};  ///< indexed by Phase
+        double flops = 0, bytes = 0;
+    };
     using Key = std::tuple<Pair, Pair, Pair, Pair, Pair, Pair, Pair, Pair, std::uint8_t, bool, bool>;
     static Key key_of(const Item& it) {
         return {it.macs, it.vector_flops, it.elements, it.gradients, it.m, it.n, it.k, it.count, it.pass, it.gemm,
                 it.conv};
     }
+
+    /// Compiles one node's passes into items (affine coefficients), and its share of the memory model.
+    void compile_node(std::uint32_t i, const Node& n, std::map<Key, std::uint32_t>& index) {
+        const bool conv = std::holds_alternative<Conv2D>(n.layer);
+        const bool relu = type_label(n.layer) == "relu";
+        for (std::size_t p = 0; p < 3; ++p) {
+            const auto pass = static_cast<Pass>(p);
+            if (!n.runs(pass)) continue;
+            const AffineCost a = n.affine ? n.costs[p] : detail::affine_from([&](std::int64_t b) {
+                return roofplan::cost(n.layer, pass, detail::mul(b, n.repeat, "batch"));
+            });
+            const PassCost& s = a.per_instance;
+            const PassCost& f = a.fixed;
+            Item it;
+            it.node = i;
+            it.pass = static_cast<std::uint8_t>(p);
+            it.conv = conv;
+            it.macs = pair(s.macs.value(), f.macs.value());
+            it.vector_flops = pair(s.vector_flops.value(), f.vector_flops.value());
+            it.elements = pair(s.weight_elements_read + s.activation_elements_read + s.activation_elements_written,
+                               f.weight_elements_read + f.activation_elements_read + f.activation_elements_written);
+            it.gradients = pair(s.gradient_elements_written, f.gradient_elements_written);
+            it.m = pair(s.gemm.m, f.gemm.m);
+            it.n = pair(s.gemm.n, f.gemm.n);
+            it.k = pair(s.gemm.k, f.gemm.k);
+            it.count = pair(s.gemm.count, f.gemm.count);
+            it.gemm = (s.gemm.count + f.gemm.count) > 0 && (s.macs.value() + f.macs.value()) > 0;
+            if (it.macs[0] + it.macs[1] + it.vector_flops[0] + it.vector_flops[1] + it.elements[0] + it.elements[1] +
+                    it.gradients[0] + it.gradients[1] == 0)
+                continue;  // a view (flatten) or a pass with nothing to do: no kernel
+            add_item(it, index);
+            if (p == 0) {
+                // Saved for backward: each layer's output, except ReLU's, which runs in place (torchvision,
+                // Keras); inference keeps only one layer's input and output alive at a time.
+                if (!relu) saved_per_sample_ += s.activation_elements_written;
+                working_per_sample_ = std::max(working_per_sample_,
+                                               s.activation_elements_read + s.activation_elements_written);
+            }
+            grow_slope(a);
+        }
+        if (roofplan::params(n.layer) > 0) ++param_tensors_;
+    }
+
     void add_item(const Item& it, std::map<Key, std::uint32_t>& index) {
         auto [at, inserted] = index.try_emplace(key_of(it), static_cast<std::uint32_t>(kinds_.size()));
         if (inserted) {
@@ -389,9 +238,8 @@ private:
         multiplicity_[at->second] += 1;
         items_.push_back({it.node, at->second, it.pass});
     }
-
-    static void set(std::array<double, 2>& field, std::int64_t slope, std::int64_t intercept) {
-        field = {static_cast<double>(slope), static_cast<double>(intercept)};
+    static Pair pair(std::int64_t slope, std::int64_t intercept) {
+        return {static_cast<double>(slope), static_cast<double>(intercept)};
     }
     void grow_slope(const AffineCost& a) {
         const PassCost& s = a.per_instance;
@@ -399,73 +247,162 @@ private:
                                s.activation_elements_read, s.activation_elements_written, s.gradient_elements_written})
             max_slope_ += static_cast<double>(v);
     }
-    static std::size_t lp_slowest(const LayerPrediction& lp) {
+
+    void check(const PredictRequest& request) const {
+        detail::require_batch(request.batch);
+        if (static_cast<double>(request.batch) > safe_batch_)
+            (void)model_->training_work(request.batch, Precision::fp32);  // throws, naming the count
+        if (static_cast<double>(request.batch) > safe_batch_)
+            detail::fail("batch ", request.batch, " is too large to count for model '", model_->id(), "'");
+        if (request.reserved.value() < 0) detail::fail("reserved memory must be >= 0 bytes");
+    }
+
+    /// An item's work at batch b.
+    static KernelWork work_of(const Item& it, double b, double width, double gradient_width) {
+        KernelWork w;
+        w.macs = it.macs[0] * b + it.macs[1];
+        w.vector_flops = it.vector_flops[0] * b + it.vector_flops[1];
+        w.bytes = width * (it.elements[0] * b + it.elements[1]) + gradient_width * (it.gradients[0] * b + it.gradients[1]);
+        if (it.gemm) {
+            w.m = it.m[0] * b + it.m[1];
+            w.n = it.n[0] * b + it.n[1];
+            w.k = it.k[0] * b + it.k[1];
+            w.count = it.count[0] * b + it.count[1];
+        }
+        w.conv = it.conv;
+        return w;
+    }
+
+    /// Times every distinct item once (identical items of repeated blocks are counted by multiplicity), adds the
+    /// optimizer update, and fills the per-layer breakdown when asked.
+    Totals time_items(const Roofline& roofline, const PredictRequest& request, Prediction& out) const {
+        const double b = static_cast<double>(request.batch);
+        const double width = static_cast<double>(element_bytes(request.precision));
+        const double gradient_width = static_cast<double>(gradient_bytes(request.precision));
+        const bool train = request.mode == Mode::train;
+        Totals totals;
+        std::vector<KernelTime> timed;
+        if (request.per_layer) timed.resize(kinds_.size());
+        for (std::size_t i = 0; i < kinds_.size(); ++i) {
+            const Item& it = kinds_[i];
+            if (!train && it.pass != 0) continue;
+            const KernelTime t = roofline.time(work_of(it, b, width, gradient_width));
+            const double times = multiplicity_[i];
+            totals.phase[it.pass] += times * t.total_s;
+            totals.flops += times * t.flops;
+            totals.bytes += times * t.bytes;
+            if (request.per_layer) timed[i] = t;
+        }
+        if (request.per_layer) out.layers = per_layer(timed, train);
+        if (train) {
+            const KernelTime update = optimizer_update(roofline, request);
+            totals.phase[static_cast<std::size_t>(Phase::optimizer)] = update.total_s;
+            totals.flops += update.flops;
+            totals.bytes += update.bytes;
+        }
+        return totals;
+    }
+
+    /// The per-layer breakdown from the distinct items' times, in model order.
+    std::vector<LayerPrediction> per_layer(const std::vector<KernelTime>& timed, bool train) const {
+        std::vector<LayerPrediction> layers;
+        layers.reserve(model_->size());
+        for (const Placed& at : items_) {
+            if (!train && at.pass != 0) continue;
+            const KernelTime& t = timed[at.kind];
+            if (layers.empty() || layers.back().node != at.node) {
+                LayerPrediction lp;
+                lp.node = at.node;
+                lp.bound = t.bound;
+                layers.push_back(lp);
+            }
+            LayerPrediction& lp = layers.back();
+            if (t.total_s > lp.pass[slowest_pass(lp)].value()) lp.bound = t.bound;
+            lp.pass[at.pass] = units::in_seconds(lp.pass[at.pass].value() + t.total_s);
+            lp.time = units::in_seconds(lp.time.value() + t.total_s);
+            lp.flops = units::flop_amount::from_value(lp.flops.value() + t.flops);
+            lp.bytes = units::byte_amount::from_value(lp.bytes.value() + t.bytes);
+        }
+        return layers;
+    }
+    static std::size_t slowest_pass(const LayerPrediction& lp) {
         std::size_t best = 0;
         for (std::size_t i = 1; i < 3; ++i)
             if (lp.pass[i].value() > lp.pass[best].value()) best = i;
         return best;
     }
 
-    /// Tile utilization of the item's GEMM at batch b: ideal time over the time of the better tiling, each
-    /// tiling's time = waves × tile work / tile efficiency, with split-K when there are fewer tiles than SMs.
-    /// A tiling's constants, with reciprocals so that the hot loop multiplies instead of dividing.
-    struct Tiling {
-        double tm, tn, inv_tm, inv_tn, inv_efficiency;
-    };
-    struct Tilings {
-        Tiling large, small;
-        double sms, inv_sms, split_k_min, inv_split_k_min;
-    };
-    static Tilings tilings(const EfficiencyProfile& p, double sms) {
-        const auto t = [](double tm, double tn, double e) { return Tiling{tm, tn, 1.0 / tm, 1.0 / tn, 1.0 / e}; };
-        return {t(p.large_tile_m, p.large_tile_n, 1.0), t(p.small_tile_m, p.small_tile_n, p.small_tile_efficiency), sms,
-                1.0 / sms, static_cast<double>(p.split_k_min), 1.0 / p.split_k_min};
+    /// The optimizer update (training): memory-bound streams over every parameter, fused across tensors in chunks
+    /// (PyTorch's multi-tensor apply), plus under AMP the gradient unscale/inf check and the FP16/BF16 weight
+    /// casts.  One launch cost per fused kernel.
+    KernelTime optimizer_update(const Roofline& roofline, const PredictRequest& request) const {
+        const double params = static_cast<double>(params_);
+        const bool amp = is_mixed(request.precision);
+        const double state_buffers = request.optimizer == Optimizer::sgd ? 1.0 : 2.0;
+        KernelWork w;
+        // read weight, gradient, state; write weight, state (FP32)
+        w.bytes = params * 4.0 * (2.0 + state_buffers + 1.0 + state_buffers);
+        w.vector_flops = params * (request.optimizer == Optimizer::sgd ? 4.0 : 12.0);
+        if (amp) {
+            w.bytes += params * (8.0 + 6.0);  // unscale: read+write FP32 grads; cast: read FP32, write 2 bytes
+            w.vector_flops += params * 2.0;
+        }
+        const double kernels =
+            std::max(1.0, std::ceil(static_cast<double>(param_tensors_) / 32.0)) * (amp ? 3.0 : 1.0);
+        KernelTime t = roofline.time(w);
+        t.launch_s = kernels * roofline.launch_s();
+        t.total_s = std::max(t.memory_s, t.compute_s) + t.launch_s;
+        return t;
     }
 
-    /// Wave-quantization slowdown (>= 1) of the item's GEMM at batch b: the time of the better tiling over the
-    /// ideal time (all SMs busy, no tile padded).
-    static double quantization(const Item& it, double b, const Tilings& t) {
-        const double m = it.m[0] * b + it.m[1];
-        const double n = it.n[0] * b + it.n[1];
-        const double k = it.k[0] * b + it.k[1];
-        const double count = it.count[0] * b + it.count[1];
-        if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return 1.0;
-        const double best = std::min(tiled(m, n, k, count, t.large, t), tiled(m, n, k, count, t.small, t));
-        const double ideal = m * n * k * count * t.inv_sms;
-        return std::max(1.0, best / ideal);
+    /// Step totals, rates, memory, fit and energy.
+    void finish(const Totals& totals, const Device& device, const EfficiencyProfile& profile,
+                const PredictRequest& request, Prediction& out) const {
+        const double step = totals.phase[0] + totals.phase[1] + totals.phase[2] + totals.phase[3];
+        for (std::size_t i = 0; i < 4; ++i) out.phase_time[i] = units::in_seconds(totals.phase[i]);
+        out.step_time = units::in_seconds(step);
+        out.compute_time = out.step_time;
+        out.throughput_samples_per_s = static_cast<double>(request.batch) / step;
+        out.flops = units::flop_amount::from_value(totals.flops);
+        out.bytes = units::byte_amount::from_value(totals.bytes);
+        out.achieved = units::flops_per_second::from_value(totals.flops / step);
+        out.fraction_of_peak = totals.flops / step / (device.peak[out.math] * 1e12);
+
+        out.memory = memory(request, static_cast<double>(params_));
+        out.capacity = device.memory();
+        out.fits = out.memory.total().value() <= out.capacity.value();
+        const double room = static_cast<double>(out.capacity.value() - out.memory.fixed().value());
+        const double per_sample = static_cast<double>(out.memory.activations_per_sample.value());
+        out.max_batch = room <= 0 ? 0 : per_sample <= 0 ? std::numeric_limits<std::int64_t>::max()
+                                                        : static_cast<std::int64_t>(std::floor(room / per_sample));
+        out.power = units::in_watts(profile.power_w > 0 ? profile.power_w : device.tdp_w);
+        out.samples_per_joule = out.throughput_samples_per_s / out.power.value();
     }
-    /// Time (in MAC units per SM) of a GEMM cut into tm x tn tiles: waves x tile work / efficiency.
-    static double tiled(double m, double n, double k, double count, const Tiling& tile, const Tilings& t) {
-        const double tiles = ceil_div(m, tile.tm, tile.inv_tm) * ceil_div(n, tile.tn, tile.inv_tn) * count;
-        if (tiles >= t.sms)  // enough tiles for every SM: no split-K
-            return ceil_div(tiles, t.sms, t.inv_sms) * tile.tm * tile.tn * k * tile.inv_efficiency;
-        const double split = std::max(1.0, std::min(floor(t.sms / tiles), floor(k * t.inv_split_k_min)));
-        const double k_per_split = split == 1 ? k : ceil(k / split);
-        return ceil_div(tiles * split, t.sms, t.inv_sms) * tile.tm * tile.tn * k_per_split * tile.inv_efficiency;
-    }
-    /// ⌈x / d⌉ for integral x, d > 0, from a multiplication by 1/d corrected for rounding.
-    static double ceil_div(double x, double d, double inv_d) {
-        double q = ceil(x * inv_d);
-        if ((q - 1) * d >= x) q -= 1;
-        else if (q * d < x) q += 1;
-        return q;
-    }
-    // Rounding for the non-negative values below 2^52 that GEMM extents are (a truncating conversion is one
-    // instruction; std::ceil is a library call without SSE4.1).
-    static double floor(double x) { return static_cast<double>(static_cast<std::int64_t>(x)); }
-    static double ceil(double x) {
-        const double t = floor(x);
-        return t < x ? t + 1.0 : t;
+
+    /// Time per layer type, largest first (the optimizer update as its own entry in training).
+    std::vector<std::pair<std::string_view, units::seconds>> time_by_type(const Prediction& out) const {
+        std::vector<double> per_type(type_names_.size(), 0.0);
+        std::vector<bool> seen(type_names_.size(), false);
+        for (const LayerPrediction& lp : out.layers) {
+            per_type[node_type_[lp.node]] += lp.time.value();
+            seen[node_type_[lp.node]] = true;
+        }
+        std::vector<std::pair<std::string_view, units::seconds>> by_type;
+        for (std::size_t i = 0; i < per_type.size(); ++i)
+            if (seen[i]) by_type.emplace_back(type_names_[i], units::in_seconds(per_type[i]));
+        if (out.mode == Mode::train) by_type.emplace_back("optimizer", out.phase_time[3]);
+        std::stable_sort(by_type.begin(), by_type.end(),
+                         [](const auto& x, const auto& y) { return x.second.value() > y.second.value(); });
+        return by_type;
     }
 
     [[nodiscard]] MemoryBreakdown memory(const PredictRequest& r, double params) const {
         MemoryBreakdown mb;
         const auto bytes = [](double v) { return units::bytes(static_cast<std::int64_t>(std::ceil(v))); };
         const double width = static_cast<double>(element_bytes(r.precision));
-        const bool amp = r.precision == Precision::amp_fp16 || r.precision == Precision::amp_bf16;
         const double b = static_cast<double>(r.batch);
         if (r.mode == Mode::train) {
-            mb.weights = bytes(params * (4.0 + (amp ? 2.0 : 0.0)));
+            mb.weights = bytes(params * (4.0 + (is_mixed(r.precision) ? 2.0 : 0.0)));
             mb.gradients = bytes(params * 4.0);
             mb.optimizer_state = bytes(params * 4.0 * (r.optimizer == Optimizer::sgd ? 1.0 : 2.0));
             mb.activations_per_sample = bytes(static_cast<double>(saved_per_sample_) * width);
@@ -500,6 +437,22 @@ inline Prediction predict(const Model& model, const Device& device, const Predic
 }
 inline Prediction predict(const Model& model, const Device& device, const PredictRequest& request) {
     return predict(model, device, request, default_profile(device));
+}
+
+/// The engine's prediction for one layer on its own: its passes timed as a training step (or, with
+/// `request.mode == Mode::infer`, an inference) would time them, without the optimizer update.  Empty when the
+/// layer does no work (a view such as flatten).  `needs_input_gradient` and `repeat` are the model node's.
+///
+///     const auto conv = predict_layer(layers::Conv2D{c}, h200, profile, {.batch = 256, .precision = Precision::amp_bf16});
+inline std::optional<LayerPrediction> predict_layer(const AnyLayer& layer, const Device& device,
+                                                    const EfficiencyProfile& profile, PredictRequest request,
+                                                    bool needs_input_gradient = true, std::int64_t repeat = 1) {
+    Model model("layer", "one layer", input_shape(layer));
+    std::visit([&](const auto& l) { (void)model.add("layer", l, needs_input_gradient, repeat); }, layer);
+    request.per_layer = true;
+    const Prediction p = Predictor(model)(device, profile, request);
+    if (p.layers.empty()) return std::nullopt;
+    return p.layers.front();
 }
 
 }  // namespace roofplan

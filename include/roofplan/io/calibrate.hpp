@@ -105,16 +105,13 @@ inline double predict_conv_record(const json& r, const Device& device, const Eff
     c.padding = get("pad");
     c.dilation = get("dilation");
     c.bias = false;
-    Model model("conv", "one convolution", Shape{c.in_channels, c.in_height, c.in_width});
-    model.add("conv", layers::Conv2D{c}, true);
-    const Predictor predictor(model);
     PredictRequest request;
     request.batch = get("n");
     request.precision = precision;
     request.mode = Mode::train;
-    const Prediction p = predictor(device, profile, request);
-    if (p.layers.empty()) roofplan::detail::fail(where, ": the engine predicts no work for this convolution");
-    return p.layers.front().pass[index].value();
+    const auto layer = predict_layer(layers::Conv2D{c}, device, profile, request);
+    if (!layer) roofplan::detail::fail(where, ": the engine predicts no work for this convolution");
+    return layer->pass[index].value();
 }
 
 /// Fits a profile for `device` to the reports (already parsed).  Each report is {"tool": "roofplan-gemm" or
@@ -156,8 +153,9 @@ inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& re
                     roofplan::detail::fail(where, ": sizes and time must be positive");
                 if (device.peak[m] <= 0)
                     roofplan::detail::fail(where, ": device '", device.id.view(), "' has no ", to_string(m), " peak");
-                const double slowdown = Predictor::gemm_slowdown(M, N, K, C, device, out.profile);
-                gemm[m].emplace_back(2.0 * M * N * K * C * slowdown / (device.peak[m] * 1e12), t);
+                const Roofline roofline(device, out.profile, m);
+                const double slowdown = roofline.gemm_slowdown(M, N, K, C);
+                gemm[m].emplace_back(2.0 * M * N * K * C * slowdown / roofline.peak_flops_s(), t);
             } else if (tool == "roofplan-conv") {
                 if (!r.value("verified", false)) continue;
                 if (r.value("layout", std::string()) != conv_layout) continue;

@@ -2,9 +2,9 @@
 //
 // Every measured case of a micro-benchmark report (roofplan-gemm, roofplan-bandwidth, roofplan-nccl; the runner's
 // host suite writes the same schemas) or of an end-to-end report (roofplan-e2e) is predicted with a device and
-// an efficiency profile, the way the engine times a work item:
+// an efficiency profile, through the engine's roofline module (engine/roofline.hpp):
 //   GEMM       t = max(2·M·N·K·count · slowdown / (peak · e_class), bytes / (bandwidth · e_memory)) + launch
-//              (slowdown: the engine's wave-quantization factor, Predictor::gemm_slowdown)
+//              (slowdown: the engine's wave-quantization factor, Roofline::gemm_slowdown)
 //   streaming  t = bytes / (bandwidth · e_memory) + launch
 //   conv       the engine's own pass time of a one-layer model (predict_conv_record, as calibrate fits it)
 //   NCCL       collective_time (ring) with the link parameters → busbw
@@ -68,15 +68,21 @@ inline double predict_gemm_seconds(MathClass math, double m, double n, double k,
                                    const Device& device, const EfficiencyProfile& profile) {
     if (device.peak[math] <= 0)
         roofplan::detail::fail("device '", device.id.view(), "' has no ", to_string(math), " peak");
-    const double slowdown = Predictor::gemm_slowdown(m, n, k, count, device, profile);
-    const double compute = 2.0 * m * n * k * count * slowdown / (device.peak[math] * 1e12 * profile.gemm_efficiency(math));
-    const double memory = bytes / (device.bandwidth_gb_s * 1e9 * profile.memory);
-    return std::max(compute, memory) + profile.launch_s;
+    KernelWork work;
+    work.macs = m * n * k * count;
+    work.bytes = bytes;
+    work.m = m;
+    work.n = n;
+    work.k = k;
+    work.count = count;
+    return Roofline(device, profile, math).time(work).total_s;
 }
 
 /// The engine's time for a streaming kernel that moves `bytes`.
 inline double predict_stream_seconds(double bytes, const Device& device, const EfficiencyProfile& profile) {
-    return bytes / (device.bandwidth_gb_s * 1e9 * profile.memory) + profile.launch_s;
+    KernelWork work;
+    work.bytes = bytes;
+    return Roofline(device, profile, MathClass::fp32).time(work).total_s;
 }
 
 namespace detail {

@@ -1,0 +1,254 @@
+// roofplan/engine/roofline.hpp — the one place that times a kernel and gives a device's roofs.
+//
+// A kernel (one pass of one layer today; the runtimes' kernels tomorrow) asks the device for matrix multiply-adds,
+// vector FLOPs and bytes.  Its time is
+//     compute = 2·MACs · slowdown / (peak[math class] · GEMM efficiency [· conv factor])
+//               + vector FLOPs / (FP32 peak · vector efficiency)
+//     memory  = bytes / (bandwidth · memory efficiency)
+//     time    = max(compute, memory) + launch
+// where slowdown (>= 1) is wave quantization: the GEMM (M×N×K, count) is cut into output tiles, one thread block
+// per SM per wave, the library picking the faster of a large and a small tile and splitting K when there are too
+// few tiles.  The efficiencies and the per-kernel fixed cost come from an EfficiencyProfile (defaults per
+// generation, or fitted by `roofplan calibrate`); `Roofline::datasheet` is the bare roofline (efficiency 1, no
+// launch cost, no quantization) that teaching and the charts start from.
+//
+// Prediction (engine/predict.hpp), calibration, validation, `explain` and the roofline chart all time through
+// this header; none of them writes the formula again.
+#pragma once
+
+#include <roofplan/device/device.hpp>
+#include <roofplan/engine/profile.hpp>
+#include <roofplan/layers/layer.hpp>
+#include <roofplan/work.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace roofplan {
+
+/// What limits a kernel: its arithmetic, its memory traffic, or the per-kernel floor.
+enum class Bound { compute, memory, latency };
+constexpr std::string_view to_string(Bound b) {
+    switch (b) {
+        case Bound::compute: return "compute";
+        case Bound::memory: return "memory";
+        case Bound::latency: return "latency";
+    }
+    return "unknown";
+}
+
+/// What one kernel asks of the device, in plain doubles (the hot loop of a sweep evaluates millions of these).
+struct KernelWork {
+    double macs = 0;          ///< multiply-adds on the matrix units (2 FLOP each)
+    double vector_flops = 0;  ///< the remaining arithmetic, on the FP32 vector units
+    double bytes = 0;         ///< read plus written in device memory
+    /// The GEMM the matrix work maps to (count products of M×K by K×N), for wave quantization; all 0 when the
+    /// kernel is not GEMM-shaped (its matrix work is then timed without quantization).
+    double m = 0, n = 0, k = 0, count = 0;
+    bool conv = false;  ///< a convolution (cuDNN): the profile's conv factor applies
+};
+
+/// A kernel's predicted time and what sets it.
+struct KernelTime {
+    double compute_s = 0;  ///< matrix and vector arithmetic at the achieved rates
+    double memory_s = 0;   ///< bytes at the achieved bandwidth
+    double launch_s = 0;   ///< the fixed cost per kernel
+    double total_s = 0;    ///< max(compute, memory) + launch
+    double flops = 0;      ///< 2·MACs + vector FLOPs
+    double bytes = 0;
+    Bound bound = Bound::memory;
+};
+
+/// The work of one layer pass (its cost at a precision), as the engine times it: activations and weights at the
+/// mode's element width, weight gradients at the gradient width (FP32 under AMP).
+constexpr KernelWork kernel_work(const PassCost& cost, Precision precision, bool conv) {
+    KernelWork w;
+    w.macs = static_cast<double>(cost.macs.value());
+    w.vector_flops = static_cast<double>(cost.vector_flops.value());
+    w.bytes = static_cast<double>(element_bytes(precision)) *
+                  static_cast<double>(cost.weight_elements_read + cost.activation_elements_read +
+                                      cost.activation_elements_written) +
+              static_cast<double>(gradient_bytes(precision)) * static_cast<double>(cost.gradient_elements_written);
+    if (cost.gemm.count > 0 && cost.macs.value() > 0) {
+        w.m = static_cast<double>(cost.gemm.m);
+        w.n = static_cast<double>(cost.gemm.n);
+        w.k = static_cast<double>(cost.gemm.k);
+        w.count = static_cast<double>(cost.gemm.count);
+    }
+    w.conv = conv;
+    return w;
+}
+
+/// One compute ceiling of a device, for charts and teaching.
+struct ComputeRoof {
+    MathClass math = MathClass::fp32;
+    std::string_view label;   ///< "FP32", "TF32 tensor", "FP16 tensor", ...
+    double peak_flops_s = 0;  ///< datasheet, dense
+    bool covers_bf16 = false; ///< the FP16 tensor roof standing for BF16 too (equal peaks)
+
+    /// Whether work in `m` runs under this roof.
+    [[nodiscard]] constexpr bool serves(MathClass m) const {
+        return m == math || (covers_bf16 && m == MathClass::bf16_tensor);
+    }
+};
+
+/// The distinct compute ceilings of a device (equal FP16 and BF16 tensor peaks share one, labelled "FP16/BF16
+/// tensor"); DP4A only on devices without INT8 tensor cores.
+inline std::vector<ComputeRoof> compute_roofs(const Device& device) {
+    std::vector<ComputeRoof> roofs;
+    const bool fp16_is_bf16 = device.peak.bf16_tensor > 0 &&
+                              device.peak.bf16_tensor == device.peak.fp16_tensor_fp32_acc;
+    const auto add = [&](MathClass m, std::string_view label) {
+        if (device.peak[m] > 0)
+            roofs.push_back({m, label, device.peak[m] * 1e12, fp16_is_bf16 && m == MathClass::fp16_tensor_fp32_acc});
+    };
+    add(MathClass::fp32, "FP32");
+    add(MathClass::tf32_tensor, "TF32 tensor");
+    add(MathClass::fp16_tensor_fp32_acc, fp16_is_bf16 ? "FP16/BF16 tensor" : "FP16 tensor");
+    if (device.peak.fp16_tensor_fp16_acc > device.peak.fp16_tensor_fp32_acc)
+        add(MathClass::fp16_tensor_fp16_acc, "FP16 tensor, FP16 acc");
+    if (!fp16_is_bf16) add(MathClass::bf16_tensor, "BF16 tensor");
+    add(MathClass::int8_tensor, "INT8 tensor");
+    if (device.peak.int8_tensor <= 0) add(MathClass::int8_dp4a, "INT8 DP4A");
+    return roofs;
+}
+
+/// A device's roofs for one math class, with a profile's efficiencies: the timer of every kernel.
+class Roofline {
+public:
+    /// The roofline a profile predicts with.  The profile is copied (a Roofline never dangles).
+    Roofline(const Device& device, const EfficiencyProfile& profile, MathClass math)
+        : math_(math),
+          peak_(device.peak[math] * 1e12),
+          vector_peak_(device.peak.fp32 * 1e12),
+          bandwidth_(device.bandwidth_gb_s * 1e9),
+          matrix_rate_(peak_ * profile.gemm_efficiency(math)),
+          vector_rate_(vector_peak_ * profile.vector),
+          byte_rate_(bandwidth_ * profile.memory),
+          s_per_mac_(2.0 / matrix_rate_),
+          s_per_conv_mac_(s_per_mac_ / profile.conv_factor(math)),
+          s_per_flop_(1.0 / vector_rate_),
+          s_per_byte_(1.0 / byte_rate_),
+          launch_s_(profile.launch_s),
+          tiles_(tilings(profile, device.sms)) {}
+
+    /// The bare roofline: datasheet peaks and bandwidth, no launch cost, no wave quantization.
+    [[nodiscard]] static Roofline datasheet(const Device& device, MathClass math) {
+        EfficiencyProfile ideal = default_profile(device);
+        ideal.gemm.fill(1.0);
+        ideal.conv = 1.0;
+        ideal.conv_by_class.fill(0.0);
+        ideal.vector = 1.0;
+        ideal.memory = 1.0;
+        ideal.launch_s = 0;
+        Roofline r(device, ideal, math);
+        r.quantize_ = false;
+        return r;
+    }
+
+    /// The time of one kernel.
+    [[nodiscard]] KernelTime time(const KernelWork& w) const {
+        KernelTime t;
+        t.bytes = w.bytes;
+        if (w.macs > 0) {
+            const double slowdown = quantize_ && w.count > 0 ? quantization(w.m, w.n, w.k, w.count) : 1.0;
+            t.compute_s = w.macs * (w.conv ? s_per_conv_mac_ : s_per_mac_) * slowdown;
+        }
+        t.compute_s += w.vector_flops * s_per_flop_;
+        t.memory_s = w.bytes * s_per_byte_;
+        const double busy = std::max(t.compute_s, t.memory_s);
+        t.launch_s = launch_s_;
+        t.total_s = busy + launch_s_;
+        t.flops = 2.0 * w.macs + w.vector_flops;
+        t.bound = launch_s_ >= busy ? Bound::latency : t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
+        return t;
+    }
+
+    /// The wave-quantization slowdown (>= 1) of `count` GEMMs of m×n×k: the time of the better tiling over the
+    /// ideal time (all SMs busy, no tile padded).  1 for a GEMM that fills whole waves of whole tiles.
+    [[nodiscard]] double gemm_slowdown(double m, double n, double k, double count) const {
+        return quantization(m, n, k, count);
+    }
+
+    [[nodiscard]] MathClass math() const { return math_; }
+    /// Datasheet rates: FLOP/s of the math class, FLOP/s of the FP32 vector units, bytes/s of device memory.
+    [[nodiscard]] double peak_flops_s() const { return peak_; }
+    [[nodiscard]] double vector_peak_flops_s() const { return vector_peak_; }
+    [[nodiscard]] double bandwidth_bytes_s() const { return bandwidth_; }
+    /// What well-shaped kernels reach with the profile.
+    [[nodiscard]] double achieved_flops_s() const { return matrix_rate_; }
+    [[nodiscard]] double achieved_vector_flops_s() const { return vector_rate_; }
+    [[nodiscard]] double achieved_bytes_s() const { return byte_rate_; }
+    [[nodiscard]] double launch_s() const { return launch_s_; }
+    /// The ridge point (FLOP/B) of the datasheet roofs: matrix work when `matrix`, else the FP32 vector units.
+    [[nodiscard]] double ridge_flops_per_byte(bool matrix = true) const {
+        return (matrix ? peak_ : vector_peak_) / bandwidth_;
+    }
+
+private:
+    /// A tiling's constants, with reciprocals so that the hot loop multiplies instead of dividing.
+    struct Tiling {
+        double tm, tn, inv_tm, inv_tn, inv_efficiency;
+    };
+    struct Tilings {
+        Tiling large, small;
+        double sms, inv_sms, split_k_min, inv_split_k_min;
+    };
+    static Tilings tilings(const EfficiencyProfile& p, double sms) {
+        const auto t = [](double tm, double tn, double e) { return Tiling{tm, tn, 1.0 / tm, 1.0 / tn, 1.0 / e}; };
+        return {t(p.large_tile_m, p.large_tile_n, 1.0), t(p.small_tile_m, p.small_tile_n, p.small_tile_efficiency), sms,
+                1.0 / sms, static_cast<double>(p.split_k_min), 1.0 / p.split_k_min};
+    }
+
+    double quantization(double m, double n, double k, double count) const {
+        if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return 1.0;
+        const double best = std::min(tiled(m, n, k, count, tiles_.large), tiled(m, n, k, count, tiles_.small));
+        const double ideal = m * n * k * count * tiles_.inv_sms;
+        return std::max(1.0, best / ideal);
+    }
+    /// Time (in MAC units per SM) of a GEMM cut into tm x tn tiles: waves x tile work / efficiency, with split-K
+    /// when there are fewer tiles than SMs.
+    double tiled(double m, double n, double k, double count, const Tiling& tile) const {
+        const Tilings& t = tiles_;
+        const double tiles = ceil_div(m, tile.tm, tile.inv_tm) * ceil_div(n, tile.tn, tile.inv_tn) * count;
+        if (tiles >= t.sms)  // enough tiles for every SM: no split-K
+            return ceil_div(tiles, t.sms, t.inv_sms) * tile.tm * tile.tn * k * tile.inv_efficiency;
+        const double split = std::max(1.0, std::min(floor(t.sms / tiles), floor(k * t.inv_split_k_min)));
+        const double k_per_split = split == 1 ? k : ceil(k / split);
+        return ceil_div(tiles * split, t.sms, t.inv_sms) * tile.tm * tile.tn * k_per_split * tile.inv_efficiency;
+    }
+    /// ⌈x / d⌉ for integral x, d > 0, from a multiplication by 1/d corrected for rounding.
+    static double ceil_div(double x, double d, double inv_d) {
+        double q = ceil(x * inv_d);
+        if ((q - 1) * d >= x) q -= 1;
+        else if (q * d < x) q += 1;
+        return q;
+    }
+    // Rounding for the non-negative values below 2^52 that GEMM extents are (a truncating conversion is one
+    // instruction; std::ceil is a library call without SSE4.1).
+    static double floor(double x) { return static_cast<double>(static_cast<std::int64_t>(x)); }
+    static double ceil(double x) {
+        const double t = floor(x);
+        return t < x ? t + 1.0 : t;
+    }
+
+    MathClass math_;
+    double peak_, vector_peak_, bandwidth_;
+    double matrix_rate_, vector_rate_, byte_rate_;
+    double s_per_mac_, s_per_conv_mac_, s_per_flop_, s_per_byte_;
+    double launch_s_;
+    Tilings tiles_;
+    bool quantize_ = true;
+};
+
+/// The engine's time for one pass of one layer over `instances` samples (the batch times the layer's repeat),
+/// as the whole-model prediction times it.  Convolutions take the profile's conv factor.
+inline KernelTime time_layer_pass(const AnyLayer& layer, Pass pass, std::int64_t instances, Precision precision,
+                                  const Roofline& roofline) {
+    const bool conv = std::holds_alternative<layers::Conv2D>(layer);
+    return roofline.time(kernel_work(cost(layer, pass, instances), precision, conv));
+}
+
+}  // namespace roofplan
