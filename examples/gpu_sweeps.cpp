@@ -41,8 +41,9 @@ int main(int argc, char** argv) {
             for (std::int64_t b : batches) {
                 const Prediction p =
                     predictor(d, default_profile(d), {.batch = b, .precision = Precision::fp32, .per_layer = false});
-                const double forward_ms = 1e3 * p.phase_time[0].value();
-                const double fwd_bwd_ms = forward_ms + 1e3 * (p.phase_time[1].value() + p.phase_time[2].value());
+                const double forward_ms = 1e3 * p.phase_time[Phase::forward].value();
+                const double fwd_bwd_ms = forward_ms + 1e3 * (p.phase_time[Phase::backward_data].value() +
+                                                              p.phase_time[Phase::backward_weight].value());
                 char buf[40];
                 if (p.fits) std::snprintf(buf, sizeof buf, "%8.2f / %8.2f", forward_ms, fwd_bwd_ms);
                 else std::snprintf(buf, sizeof buf, "OOM (max %lld)", static_cast<long long>(p.max_batch));

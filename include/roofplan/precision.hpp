@@ -2,6 +2,7 @@
 #pragma once
 
 #include <roofplan/detail/checked.hpp>
+#include <roofplan/enum_names.hpp>
 
 #include <array>
 #include <cstdint>
@@ -12,28 +13,19 @@ namespace roofplan {
 /// Precision modes (SPEC §5).  amp-* is mixed precision: FP16/BF16 activations and math, FP32 master weights.
 enum class Precision { fp32, tf32, amp_fp16, amp_bf16, int8 };
 
-inline constexpr std::array<Precision, 5> all_precisions{Precision::fp32, Precision::tf32, Precision::amp_fp16,
-                                                         Precision::amp_bf16, Precision::int8};
+template <>
+struct EnumNames<Precision> {
+    static constexpr std::string_view field = "precision";
+    static constexpr std::array<std::string_view, 5> names{"fp32", "tf32", "amp-fp16", "amp-bf16", "int8"};
+    static constexpr std::array<EnumAlias<Precision>, 4> aliases{
+        {{"fp16", Precision::amp_fp16}, {"amp_fp16", Precision::amp_fp16}, {"bf16", Precision::amp_bf16},
+         {"amp_bf16", Precision::amp_bf16}}};
+};
 
-constexpr std::string_view to_string(Precision p) {
-    switch (p) {
-        case Precision::fp32: return "fp32";
-        case Precision::tf32: return "tf32";
-        case Precision::amp_fp16: return "amp-fp16";
-        case Precision::amp_bf16: return "amp-bf16";
-        case Precision::int8: return "int8";
-    }
-    return "unknown";
-}
+inline constexpr std::array<Precision, 5> all_precisions = enum_values<Precision>();
 
 /// Parses "fp32", "tf32", "amp-fp16", "amp-bf16", "int8" (also "fp16"/"bf16" as the AMP modes).
-constexpr Precision parse_precision(std::string_view name) {
-    for (Precision p : all_precisions)
-        if (to_string(p) == name) return p;
-    if (name == "fp16" || name == "amp_fp16") return Precision::amp_fp16;
-    if (name == "bf16" || name == "amp_bf16") return Precision::amp_bf16;
-    detail::fail("unknown precision '", name, "'; accepted: fp32, tf32, amp-fp16, amp-bf16, int8");
-}
+constexpr Precision parse_precision(std::string_view name) { return parse_enum<Precision>(name); }
 
 /// Bytes per activation (and per weight as the math reads it) in this mode.  TF32 stores FP32; AMP keeps
 /// FP32 master weights but the kernels read FP16/BF16 copies; INT8 inference reads and writes 8-bit tensors.

@@ -9,6 +9,7 @@
 #include <roofplan/engine/profile.hpp>
 #include <roofplan/models/zoo.hpp>
 #include <roofplan/plan/plan.hpp>
+#include <roofplan/plan/scaling.hpp>
 #include <roofplan/precision.hpp>
 #include <roofplan/shape.hpp>
 #include <roofplan/system/collective.hpp>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <roofplan/detail/checked.hpp>
+#include <roofplan/enum_names.hpp>
 #include <roofplan/precision.hpp>
 #include <roofplan/units.hpp>
 
@@ -14,14 +15,11 @@ namespace roofplan {
 /// The passes of training.  Inference runs only `forward`.
 enum class Pass { forward, backward_data, backward_weight };
 
-constexpr std::string_view to_string(Pass p) {
-    switch (p) {
-        case Pass::forward: return "forward";
-        case Pass::backward_data: return "backward-data";
-        case Pass::backward_weight: return "backward-weight";
-    }
-    return "unknown";
-}
+template <>
+struct EnumNames<Pass> {
+    static constexpr std::string_view field = "pass";
+    static constexpr std::array<std::string_view, 3> names{"forward", "backward-data", "backward-weight"};
+};
 
 /// The GEMM a matrix-like pass maps to: `count` independent (M x K)·(K x N) products (groups, heads).
 /// All zero when the pass is not GEMM-like.

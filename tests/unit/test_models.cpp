@@ -162,3 +162,37 @@ TEST_CASE("precision names parse and unknown ones are rejected") {
     CHECK_THROWS_WITH_AS(parse_precision("fp8"), doctest::Contains("accepted: fp32, tf32, amp-fp16, amp-bf16, int8"),
                          roofplan::invalid_argument);
 }
+
+TEST_CASE("every enum has one name table: names, aliases, parse errors about the field with a suggestion") {
+    for (Precision p : enum_values<Precision>()) CHECK(parse_enum<Precision>(to_string(p)) == p);
+    for (Collective c : enum_values<Collective>()) CHECK(parse_collective(to_string(c)) == c);
+    CHECK(to_string(Phase::backward_weight) == "backward-weight");
+    CHECK(to_string(models::Family::transformer) == "transformer");
+    CHECK(parse_mode("inference") == Mode::infer);
+    static_assert(parse_precision("amp-fp16") == Precision::amp_fp16);
+    static_assert(enum_count<MathClass> == all_math_classes.size());
+    try {
+        (void)parse_optimizer("adamm");
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(e.field() == "optimizer");
+        CHECK(std::string(e.what()) == "unknown optimizer 'adamm'; accepted: sgd (with momentum), adam; did you mean adam?");
+    }
+    EnumArray<Phase, double> time{};
+    time[Phase::optimizer] = 2;
+    CHECK(time.values[3] == 2);
+}
+
+TEST_CASE("errors name the field they are about; a front end writes the fields its own way") {
+    try {
+        (void)models::build("resnet50", {.seq = 12});
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(e.field() == "seq");
+        CHECK(std::string(e.what()) == "resnet50 is a CNN: it takes an image size, not a sequence length (seq)");
+        CHECK(e.message([](std::string_view f) { return "--" + std::string(f); }) ==
+              "resnet50 is a CNN: it takes an image size, not a sequence length (--seq)");
+    }
+    CHECK(did_you_mean("resnet5", std::vector<std::string>{"resnet50", "alexnet"}) == "did you mean resnet50?");
+    CHECK(did_you_mean("zzz", std::vector<std::string>{"resnet50"}).empty());
+}

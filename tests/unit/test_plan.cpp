@@ -277,7 +277,7 @@ TEST_CASE("errors say what to give") {
     both.global_batch = 1024;
     CHECK_THROWS_WITH_AS((void)make_plan(predictor, c, both, {}), doctest::Contains("not both"), invalid_argument);
     PlanWorkload none = imagenet(0);
-    CHECK_THROWS_WITH_AS((void)make_plan(predictor, c, none, {}), doctest::Contains("--global-batch"), invalid_argument);
+    CHECK_THROWS_WITH_AS((void)make_plan(predictor, c, none, {}), doctest::Contains("global_batch"), invalid_argument);
     CHECK_THROWS_WITH_AS((void)make_plan(predictor, c, imagenet(256), {.deadline_s = -3600}),
                          doctest::Contains("deadline must be a positive number of hours"), invalid_argument);
     CHECK_THROWS_WITH_AS((void)make_plan(predictor, c, imagenet(256), {.budget = 1000.0}),
@@ -290,7 +290,7 @@ TEST_CASE("errors say what to give") {
                          doctest::Contains("a deadline needs a time-to-train"), invalid_argument);
     PlanWorkload half = imagenet(256);
     half.epochs = 0;
-    CHECK_THROWS_WITH_AS((void)make_plan(predictor, c, half, {}), doctest::Contains("--epochs"), invalid_argument);
+    CHECK_THROWS_WITH_AS((void)make_plan(predictor, c, half, {}), doctest::Contains("and epochs"), invalid_argument);
     PlanWorkload infer = no_run;
     infer.mode = Mode::infer;
     infer.dataset = 1000;

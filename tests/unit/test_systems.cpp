@@ -1,5 +1,6 @@
 // Systems and collectives: nccl-tests conventions, ring bandwidths of the source topologies, latency and bandwidth
 // regimes, monotonicity, data-parallel scaling, time-to-train, and error paths.
+#include <roofplan/plan/scaling.hpp>
 #include <roofplan/roofplan.hpp>
 
 #include <doctest/doctest.h>
@@ -186,4 +187,31 @@ TEST_CASE("data/systems.json holds exactly the built-in systems; user systems lo
     bad = mine;
     bad.erase("network");
     CHECK_THROWS_WITH_AS(io::system_from_json(bad), doctest::Contains("system.network: missing"), invalid_argument);
+}
+
+TEST_CASE("a system resolves its own GPU and default profile") {
+    const Model m = models::build("resnet50");
+    const System& dgx2 = find_system("dgx2");
+    const ParallelPrediction p = predict(m, dgx2, {.batch = 256}, {.gpus = 16});
+    const Device& v100 = find_device(dgx2.device.view());
+    const ParallelPrediction q = predict_parallel(Predictor(m), v100, default_profile(v100), {.batch = 256}, dgx2,
+                                                  {.gpus = 16});
+    CHECK(p.step_time.value() == q.step_time.value());
+    CHECK(p.gpus == 16);
+    CHECK_THROWS_WITH_AS((void)predict(m, find_system("p920-rtx8000"), {.batch = 32}, {.gpus = 4}),
+                         doctest::Contains("has 2 GPUs per node"), Error);
+}
+
+TEST_CASE("a GPU-count sweep reports the counts a system cannot run as errors, not exceptions") {
+    const Model m = models::build("alexnet");
+    const System& s = find_system("dgx2");
+    const Device& d = find_device(s.device.view());
+    const std::vector<int> counts{1, 16, 1024};
+    const auto points = scaling_sweep(Predictor(m), d, default_profile(d), {.batch = 256}, s, counts);
+    REQUIRE(points.size() == 3);
+    CHECK(!points[0].error);
+    CHECK(points[0].efficiency == doctest::Approx(1.0));
+    CHECK(points[1].throughput > points[0].throughput);
+    REQUIRE(points[2].error);
+    CHECK(points[2].error->field() == "gpus");
 }

@@ -85,7 +85,7 @@ inline BreakdownChart breakdown_chart(const Model& model, const Device& device, 
     for (const LayerPrediction* lp : order) {
         const Node& n = model.nodes()[lp->node];
         BreakdownBar bar{std::string(n.name.view()) + " (" + std::string(type_label(n.layer)) + ")",
-                         {lp->pass[0].value(), lp->pass[1].value(), lp->pass[2].value(), 0.0},
+                         {lp->pass[Pass::forward].value(), lp->pass[Pass::backward_data].value(), lp->pass[Pass::backward_weight].value(), 0.0},
                          std::string(to_string(lp->bound)) + "-bound"};
         shown += bar.total();
         c.layers.push_back(bar);
@@ -95,10 +95,10 @@ inline BreakdownChart breakdown_chart(const Model& model, const Device& device, 
         const std::string type(type_label(model.nodes()[lp.node].layer));
         BreakdownBar& bar = by_type[type];
         bar.label = type;
-        for (std::size_t i = 0; i < 3; ++i) bar.phase[i] += lp.pass[i].value();
+        for (std::size_t i = 0; i < 3; ++i) bar.phase[i] += lp.pass[static_cast<Pass>(i)].value();
     }
     for (auto& [type, bar] : by_type) c.types.push_back(bar);
-    if (c.training && p.phase_time[3].value() > 0) c.types.push_back({"optimizer update", {0, 0, 0, p.phase_time[3].value()}, ""});
+    if (c.training && p.phase_time[Phase::optimizer].value() > 0) c.types.push_back({"optimizer update", {0, 0, 0, p.phase_time[Phase::optimizer].value()}, ""});
     std::stable_sort(c.types.begin(), c.types.end(), [](const auto& a, const auto& b) { return a.total() > b.total(); });
     c.subtitle = std::string(c.training ? "training" : "inference") + ", batch " + std::to_string(p.batch) + ", " +
                  std::string(to_string(p.precision)) + " on " + std::string(to_string(p.math)) + "; step " +

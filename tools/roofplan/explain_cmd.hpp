@@ -497,8 +497,8 @@ inline Explanation explain_layer(const AnyLayer& layer, const std::string& title
     double engine_s = 0;
     std::string engine_bound = "-";
     if (const auto lp = predict_layer(layer, *device, prof, request, needs_input_gradient, repeat)) {
-        engine_s = pass == "forward" ? lp->pass[0].value()
-                   : pass == "backward" ? lp->pass[1].value() + lp->pass[2].value()
+        engine_s = pass == "forward" ? lp->pass[Pass::forward].value()
+                   : pass == "backward" ? lp->pass[Pass::backward_data].value() + lp->pass[Pass::backward_weight].value()
                                         : lp->time.value();
         engine_bound = std::string(to_string(lp->bound));
     }

@@ -1,5 +1,6 @@
 // tools/roofplan/main.cpp — the roofplan command-line interface.
 #include "calibrate_cmd.hpp"
+#include "cli.hpp"
 #include "validate_cmd.hpp"
 #include "explain_cmd.hpp"
 #include "plan_cmd.hpp"
@@ -273,8 +274,8 @@ int main(int argc, char** argv) {
         if (*explain) return roofplan::cli::run_explain(explain_options);
         if (*plan) return roofplan::cli::run_plan(plan_options);
         if (*roofline) return roofplan::cli::run_roofline(roofline_options);
-    } catch (const roofplan::invalid_argument& e) {
-        std::cerr << "roofplan: error: " << e.what() << '\n';
+    } catch (const roofplan::Error& e) {
+        std::cerr << "roofplan: error: " << roofplan::cli::message_of(e) << '\n';
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "roofplan: internal error: " << e.what() << '\n';

@@ -187,9 +187,9 @@ inline json prediction_json(const Resolved& r, const Prediction& p) {
         layers.push_back({{"name", n.name.view()},
                           {"type", type_label(n.layer)},
                           {"time_s", lp.time.value()},
-                          {"forward_s", lp.pass[0].value()},
-                          {"backward_data_s", lp.pass[1].value()},
-                          {"backward_weight_s", lp.pass[2].value()},
+                          {"forward_s", lp.pass[Pass::forward].value()},
+                          {"backward_data_s", lp.pass[Pass::backward_data].value()},
+                          {"backward_weight_s", lp.pass[Pass::backward_weight].value()},
                           {"bound", to_string(lp.bound)},
                           {"flops", lp.flops.value()},
                           {"bytes", lp.bytes.value()}});
@@ -206,10 +206,10 @@ inline json prediction_json(const Resolved& r, const Prediction& p) {
                 {"step_time_s", p.step_time.value()},
                 {"compute_time_s", p.compute_time.value()},
                 {"phase_time_s",
-                 {{"forward", p.phase_time[0].value()},
-                  {"backward_data", p.phase_time[1].value()},
-                  {"backward_weight", p.phase_time[2].value()},
-                  {"optimizer", p.phase_time[3].value()}}},
+                 {{"forward", p.phase_time[Phase::forward].value()},
+                  {"backward_data", p.phase_time[Phase::backward_data].value()},
+                  {"backward_weight", p.phase_time[Phase::backward_weight].value()},
+                  {"optimizer", p.phase_time[Phase::optimizer].value()}}},
                 {"flops_per_step", p.flops.value()},
                 {"bytes_per_step", p.bytes.value()},
                 {"achieved_tflops", p.achieved.value() / 1e12},
@@ -259,7 +259,7 @@ inline int run_predict(const PredictOptions& o) {
         for (const LayerPrediction& lp : p.layers) {
             const Node& n = r.model.nodes()[lp.node];
             t.add({std::string(n.name.view()), std::string(type_label(n.layer)), {"", lp.time.value()},
-                   {"", lp.pass[0].value()}, {"", lp.pass[1].value()}, {"", lp.pass[2].value()}, {"", lp.flops.value()},
+                   {"", lp.pass[Pass::forward].value()}, {"", lp.pass[Pass::backward_data].value()}, {"", lp.pass[Pass::backward_weight].value()}, {"", lp.flops.value()},
                    {"", lp.bytes.value()}, {"", lp.bytes.value() > 0 ? lp.flops.value() / lp.bytes.value() : 0.0},
                    std::string(to_string(lp.bound))});
         }
@@ -274,9 +274,9 @@ inline int run_predict(const PredictOptions& o) {
     std::cout << "  throughput      " << fixed(p.throughput_samples_per_s, 1) << " samples/s\n"
               << "  step time       " << seconds_text(p.step_time.value()) << "\n";
     if (train)
-        std::cout << "    forward " << seconds_text(p.phase_time[0].value()) << ", backward-data "
-                  << seconds_text(p.phase_time[1].value()) << ", backward-weight "
-                  << seconds_text(p.phase_time[2].value()) << ", optimizer " << seconds_text(p.phase_time[3].value())
+        std::cout << "    forward " << seconds_text(p.phase_time[Phase::forward].value()) << ", backward-data "
+                  << seconds_text(p.phase_time[Phase::backward_data].value()) << ", backward-weight "
+                  << seconds_text(p.phase_time[Phase::backward_weight].value()) << ", optimizer " << seconds_text(p.phase_time[Phase::optimizer].value())
                   << "\n";
     std::cout << "  arithmetic      " << si(p.flops.value()) << "FLOP, " << si(p.bytes.value()) << "B moved per step\n"
               << "  achieved        " << fixed(p.achieved.value() / 1e12, 1) << " TFLOP/s = "
@@ -307,8 +307,8 @@ inline int run_predict(const PredictOptions& o) {
     for (const LayerPrediction* lp : order) {
         const Node& n = r.model.nodes()[lp->node];
         layers.add({std::string(n.name.view()), std::string(type_label(n.layer)), seconds_text(lp->time.value()),
-                    seconds_text(lp->pass[0].value()), train ? seconds_text(lp->pass[1].value()) : "-",
-                    train ? seconds_text(lp->pass[2].value()) : "-",
+                    seconds_text(lp->pass[Pass::forward].value()), train ? seconds_text(lp->pass[Pass::backward_data].value()) : "-",
+                    train ? seconds_text(lp->pass[Pass::backward_weight].value()) : "-",
                     fixed(lp->bytes.value() > 0 ? lp->flops.value() / lp->bytes.value() : 0.0, 1),
                     std::string(to_string(lp->bound))});
     }

@@ -1,6 +1,7 @@
 // tools/roofplan/system_cmd.hpp — `roofplan systems`, `roofplan collective`, and predict's --system options.
 #pragma once
 
+#include "cli.hpp"
 #include "predict_cmd.hpp"
 #include "progress.hpp"
 #include "report.hpp"
@@ -147,9 +148,7 @@ inline void add_collective_options(CLI::App* app, CollectiveOptions& o) {
 inline int run_collective(const CollectiveOptions& o) {
     const System& s = pick_system(o.system, o.system_file);
     const Collective op = parse_collective(o.op);
-    Algorithm algorithm = Algorithm::ring;
-    if (o.algorithm == "tree") algorithm = Algorithm::tree;
-    else if (o.algorithm != "ring") roofplan::detail::fail("unknown algorithm '", o.algorithm, "'; accepted: ring, tree");
+    const Algorithm algorithm = parse_enum<Algorithm>(o.algorithm);
     const int per_node = o.gpus == 0 ? s.gpus_per_node : o.gpus;
     const CollectivePlace place{first_gpus(s, per_node), o.nodes, o.single_flow};
     std::vector<std::int64_t> sizes;
@@ -413,8 +412,8 @@ inline std::vector<ScalingPoint> scaling_points(const ScalingOptions& o, const S
             pt.efficiency = p.scaling_efficiency;
             pt.comm_fraction = p.comm_fraction;
             pt.fits = p.gpu.fits;
-        } catch (const invalid_argument& e) {
-            pt.error = e.what();
+        } catch (const Error& e) {
+            pt.error = message_of(e);
         }
         out.push_back(pt);
     }

@@ -3,23 +3,15 @@
 // enclosing constant expression ill-formed (so an invalid zoo model does not compile).
 #pragma once
 
+#include <roofplan/error.hpp>
+
 #include <cstdint>
 #include <limits>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 
-namespace roofplan {
-
-/// The exception roofplan throws for invalid descriptors, shapes, ids and options.  The message says what
-/// was wrong and what is accepted.
-class invalid_argument : public std::invalid_argument {
-public:
-    using std::invalid_argument::invalid_argument;
-};
-
-namespace detail {
+namespace roofplan::detail {
 
 using i64 = std::int64_t;
 
@@ -41,6 +33,13 @@ constexpr std::string to_text(std::string_view text) { return std::string(text);
 constexpr std::string to_text(const char* text) { return std::string(text); }
 constexpr std::string to_text(const std::string& text) { return text; }
 constexpr std::string to_text(int value) { return to_text(static_cast<i64>(value)); }
+/// A field reference stays a reference in the message (Error::what() and the front ends write it out).
+constexpr std::string to_text(FieldRef field) {
+    std::string out(1, field_open);
+    out += field.name;
+    out += field_close;
+    return out;
+}
 
 /// Concatenates strings and integers: cat("layer", 3, ".conv") == "layer3.conv".
 template <class... Parts>
@@ -50,10 +49,16 @@ constexpr std::string cat(const Parts&... parts) {
     return out;
 }
 
-/// Throws roofplan::invalid_argument with the concatenated message.
+/// Throws roofplan::Error with the concatenated message (about the first field it refers to, if any).
 template <class... Parts>
 [[noreturn]] constexpr void fail(const Parts&... parts) {
-    throw roofplan::invalid_argument(cat(parts...));
+    throw roofplan::Error(cat(parts...));
+}
+
+/// Throws roofplan::Error about `field` with the concatenated message.
+template <class... Parts>
+[[noreturn]] constexpr void fail_about(std::string_view field, const Parts&... parts) {
+    throw roofplan::Error(cat(parts...), std::string(field));
 }
 
 /// Out-of-line error path of the checked operations (keeps the hot path small).
@@ -109,10 +114,6 @@ constexpr void require_non_negative(i64 value, std::string_view layer, std::stri
     if (value < 0) fail(layer, ": ", field, " must be >= 0, got ", value);
 }
 
-/// Batch sizes are validated at every entry point that takes one.
-constexpr void require_batch(i64 batch) {
-    if (batch < 1) fail("batch must be a positive integer, got ", batch);
-}
+using roofplan::require_batch;  // (public: roofplan/error.hpp)
 
-}  // namespace detail
-}  // namespace roofplan
+}  // namespace roofplan::detail

@@ -31,18 +31,10 @@ inline std::string unknown_device_message(std::string_view name, std::span<const
             if (!a.empty()) names.emplace_back(a.view());
     }
     std::string message = cat("unknown device '", name, "'");
-    const auto close = close_matches(name, names, 4);
-    if (!close.empty()) {
-        message += "; did you mean ";
-        for (std::size_t i = 0; i < close.size(); ++i) {
-            if (i) message += " or ";
-            message += close[i];
-        }
-        message += "?";
-    }
+    if (const std::string hint = did_you_mean(name, names, 4); !hint.empty()) message += "; " + hint;
     message += " Known devices:";
     for (const Device& d : devices) message += cat(" ", d.id.view());
-    message += " (or add your own with --device-file)";
+    message += cat(" (or add your own with ", field_ref("device_file"), ")");
     return message;
 }
 }  // namespace detail
@@ -76,7 +68,7 @@ public:
     [[nodiscard]] const Device& find(std::string_view name) const {
         for (const Device& d : devices_)
             if (d.answers_to(name)) return d;
-        detail::fail(detail::unknown_device_message(name, devices_));
+        detail::fail_about("device", detail::unknown_device_message(name, devices_));
     }
     [[nodiscard]] const Device* try_find(std::string_view name) const {
         for (const Device& d : devices_)
@@ -92,7 +84,7 @@ private:
 /// The built-in device with this id or alias; unknown names are an error listing close matches.
 inline const Device& find_device(std::string_view name) {
     if (const Device* d = find_builtin_device(name)) return *d;
-    detail::fail(detail::unknown_device_message(name, builtin_devices()));
+    detail::fail_about("device", detail::unknown_device_message(name, builtin_devices()));
 }
 
 }  // namespace roofplan

@@ -8,6 +8,7 @@
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/detail/fixed_string.hpp>
 #include <roofplan/detail/suggest.hpp>
+#include <roofplan/enum_names.hpp>
 #include <roofplan/precision.hpp>
 #include <roofplan/units.hpp>
 
@@ -20,47 +21,29 @@ namespace roofplan {
 
 enum class Architecture { kepler, maxwell, pascal, volta, turing, ampere, hopper };
 
-constexpr std::string_view to_string(Architecture a) {
-    switch (a) {
-        case Architecture::kepler: return "kepler";
-        case Architecture::maxwell: return "maxwell";
-        case Architecture::pascal: return "pascal";
-        case Architecture::volta: return "volta";
-        case Architecture::turing: return "turing";
-        case Architecture::ampere: return "ampere";
-        case Architecture::hopper: return "hopper";
-    }
-    return "unknown";
-}
+template <>
+struct EnumNames<Architecture> {
+    static constexpr std::string_view field = "architecture";
+    static constexpr std::array<std::string_view, 7> names{"kepler", "maxwell", "pascal", "volta",
+                                                           "turing", "ampere",  "hopper"};
+};
 
-constexpr Architecture parse_architecture(std::string_view name) {
-    for (Architecture a : {Architecture::kepler, Architecture::maxwell, Architecture::pascal, Architecture::volta,
-                           Architecture::turing, Architecture::ampere, Architecture::hopper})
-        if (to_string(a) == name) return a;
-    detail::fail("unknown architecture '", name, "'; accepted: kepler, maxwell, pascal, volta, turing, ampere, hopper");
-}
+constexpr Architecture parse_architecture(std::string_view name) { return parse_enum<Architecture>(name); }
 
 /// The math units a kernel can run on.  Which one a precision mode uses is `math_class(device, precision, mode)`.
 enum class MathClass { fp64, fp32, tf32_tensor, fp16_tensor_fp16_acc, fp16_tensor_fp32_acc, bf16_tensor, int8_tensor,
                        int8_dp4a };
 
-constexpr std::string_view to_string(MathClass m) {
-    switch (m) {
-        case MathClass::fp64: return "fp64";
-        case MathClass::fp32: return "fp32";
-        case MathClass::tf32_tensor: return "tf32_tensor";
-        case MathClass::fp16_tensor_fp16_acc: return "fp16_tensor_fp16_acc";
-        case MathClass::fp16_tensor_fp32_acc: return "fp16_tensor_fp32_acc";
-        case MathClass::bf16_tensor: return "bf16_tensor";
-        case MathClass::int8_tensor: return "int8_tensor";
-        case MathClass::int8_dp4a: return "int8_dp4a";
-    }
-    return "unknown";
-}
+template <>
+struct EnumNames<MathClass> {
+    static constexpr std::string_view field = "math_class";
+    static constexpr std::string_view what = "math class";
+    static constexpr std::array<std::string_view, 8> names{
+        "fp64",        "fp32",        "tf32_tensor", "fp16_tensor_fp16_acc", "fp16_tensor_fp32_acc",
+        "bf16_tensor", "int8_tensor", "int8_dp4a"};
+};
 
-inline constexpr std::array<MathClass, 8> all_math_classes{
-    MathClass::fp64,        MathClass::fp32,        MathClass::tf32_tensor, MathClass::fp16_tensor_fp16_acc,
-    MathClass::fp16_tensor_fp32_acc, MathClass::bf16_tensor, MathClass::int8_tensor, MathClass::int8_dp4a};
+inline constexpr std::array<MathClass, 8> all_math_classes = enum_values<MathClass>();
 
 /// Dense peak rates in TFLOPS (TOPS for INT8); 0 where the device has no such unit.
 struct PeakRates {
@@ -107,12 +90,14 @@ using DeviceId = FixedString<31>;
 /// What the engine runs: training (forward + backward + optimizer) or inference (forward only).
 enum class Mode { train, infer };
 
-constexpr std::string_view to_string(Mode m) { return m == Mode::train ? "train" : "infer"; }
-constexpr Mode parse_mode(std::string_view name) {
-    if (name == "train" || name == "training") return Mode::train;
-    if (name == "infer" || name == "inference") return Mode::infer;
-    detail::fail("unknown mode '", name, "'; accepted: train, infer");
-}
+template <>
+struct EnumNames<Mode> {
+    static constexpr std::string_view field = "mode";
+    static constexpr std::array<std::string_view, 2> names{"train", "infer"};
+    static constexpr std::array<EnumAlias<Mode>, 2> aliases{{{"training", Mode::train}, {"inference", Mode::infer}}};
+};
+
+constexpr Mode parse_mode(std::string_view name) { return parse_enum<Mode>(name); }
 
 /// A GPU.  A literal type, so catalogs can be constexpr tables.
 struct Device {
@@ -197,8 +182,8 @@ constexpr MathClass math_class(const Device& d, Precision precision, Mode mode) 
             return MathClass::bf16_tensor;
         case Precision::int8:
             if (mode == Mode::train)
-                detail::fail("precision int8 is for inference only (use --mode infer); training modes: fp32, tf32, "
-                             "amp-fp16, amp-bf16");
+                detail::fail_about("precision", "precision int8 is for inference only (use ", field_ref("mode"),
+                                   " infer); training modes: fp32, tf32, amp-fp16, amp-bf16");
             if (d.peak.int8_tensor > 0) return MathClass::int8_tensor;
             if (d.peak.int8_dp4a <= 0) missing("INT8 tensor cores or DP4A", accepted);
             return MathClass::int8_dp4a;

@@ -29,24 +29,23 @@ namespace roofplan {
 /// The optimizer whose state and update the memory model and the update item count.
 enum class Optimizer { sgd, adam };  ///< sgd: SGD with momentum (one FP32 buffer); adam: two FP32 buffers
 
-constexpr std::string_view to_string(Optimizer o) { return o == Optimizer::sgd ? "sgd" : "adam"; }
-constexpr Optimizer parse_optimizer(std::string_view name) {
-    if (name == "sgd" || name == "sgd-momentum" || name == "momentum") return Optimizer::sgd;
-    if (name == "adam" || name == "adamw") return Optimizer::adam;
-    detail::fail("unknown optimizer '", name, "'; accepted: sgd (with momentum), adam");
-}
+template <>
+struct EnumNames<Optimizer> {
+    static constexpr std::string_view field = "optimizer";
+    static constexpr std::array<std::string_view, 2> names{"sgd", "adam"};
+    static constexpr std::array<std::string_view, 2> notes{"with momentum", ""};
+    static constexpr std::array<EnumAlias<Optimizer>, 3> aliases{
+        {{"sgd-momentum", Optimizer::sgd}, {"momentum", Optimizer::sgd}, {"adamw", Optimizer::adam}}};
+};
+constexpr Optimizer parse_optimizer(std::string_view name) { return parse_enum<Optimizer>(name); }
 
 /// The phases of a training step as the engine reports them (the three passes and the optimizer update).
 enum class Phase { forward, backward_data, backward_weight, optimizer };
-constexpr std::string_view to_string(Phase p) {
-    switch (p) {
-        case Phase::forward: return "forward";
-        case Phase::backward_data: return "backward-data";
-        case Phase::backward_weight: return "backward-weight";
-        case Phase::optimizer: return "optimizer";
-    }
-    return "unknown";
-}
+template <>
+struct EnumNames<Phase> {
+    static constexpr std::string_view field = "phase";
+    static constexpr std::array<std::string_view, 4> names{"forward", "backward-data", "backward-weight", "optimizer"};
+};
 
 /// What to predict.
 struct PredictRequest {
@@ -81,7 +80,7 @@ struct MemoryBreakdown {
 struct LayerPrediction {
     std::size_t node = 0;                    ///< index into Model::nodes()
     units::seconds time{};                  ///< all its passes
-    std::array<units::seconds, 3> pass{};   ///< forward, backward-data, backward-weight
+    EnumArray<Pass, units::seconds> pass{};  ///< per pass
     Bound bound = Bound::memory;            ///< of its slowest pass
     units::flop_amount flops{};
     units::byte_amount bytes{};
@@ -97,7 +96,7 @@ struct Prediction {
     units::seconds step_time{};        ///< one step (training) or one batch (inference)
     units::seconds compute_time{};     ///< kernel time on the GPU (= step time on one GPU; no communication)
     double throughput_samples_per_s = 0;
-    std::array<units::seconds, 4> phase_time{};  ///< indexed by Phase
+    EnumArray<Phase, units::seconds> phase_time{};
     units::flop_amount flops{};                  ///< all the arithmetic of a step
     units::byte_amount bytes{};                  ///< all the memory traffic of a step
     units::flops_per_second achieved{};          ///< flops / step time
@@ -178,7 +177,7 @@ private:
     };
     /// Sums over a step, in seconds, FLOPs and bytes.
     struct Totals {
-        std::array<double, 4> phase{};  ///< indexed by Phase
+        EnumArray<Phase, double> phase{};
         double flops = 0, bytes = 0;
     };
     using Key = std::tuple<Pair, Pair, Pair, Pair, Pair, Pair, Pair, Pair, std::uint8_t, bool, bool>;
@@ -288,7 +287,7 @@ private:
             if (!train && it.pass != 0) continue;
             const KernelTime t = roofline.time(work_of(it, b, width, gradient_width));
             const double times = multiplicity_[i];
-            totals.phase[it.pass] += times * t.total_s;
+            totals.phase[static_cast<Phase>(it.pass)] += times * t.total_s;
             totals.flops += times * t.flops;
             totals.bytes += times * t.bytes;
             if (request.per_layer) timed[i] = t;
@@ -296,7 +295,7 @@ private:
         if (request.per_layer) out.layers = per_layer(timed, train);
         if (train) {
             const KernelTime update = optimizer_update(roofline, request);
-            totals.phase[static_cast<std::size_t>(Phase::optimizer)] = update.total_s;
+            totals.phase[Phase::optimizer] = update.total_s;
             totals.flops += update.flops;
             totals.bytes += update.bytes;
         }
@@ -318,17 +317,18 @@ private:
             }
             LayerPrediction& lp = layers.back();
             if (t.total_s > lp.pass[slowest_pass(lp)].value()) lp.bound = t.bound;
-            lp.pass[at.pass] = units::in_seconds(lp.pass[at.pass].value() + t.total_s);
+            const auto pass = static_cast<Pass>(at.pass);
+            lp.pass[pass] = units::in_seconds(lp.pass[pass].value() + t.total_s);
             lp.time = units::in_seconds(lp.time.value() + t.total_s);
             lp.flops = units::flop_amount::from_value(lp.flops.value() + t.flops);
             lp.bytes = units::byte_amount::from_value(lp.bytes.value() + t.bytes);
         }
         return layers;
     }
-    static std::size_t slowest_pass(const LayerPrediction& lp) {
-        std::size_t best = 0;
-        for (std::size_t i = 1; i < 3; ++i)
-            if (lp.pass[i].value() > lp.pass[best].value()) best = i;
+    static Pass slowest_pass(const LayerPrediction& lp) {
+        Pass best = Pass::forward;
+        for (Pass p : enum_values<Pass>())
+            if (lp.pass[p].value() > lp.pass[best].value()) best = p;
         return best;
     }
 
@@ -358,8 +358,11 @@ private:
     /// Step totals, rates, memory, fit and energy.
     void finish(const Totals& totals, const Device& device, const EfficiencyProfile& profile,
                 const PredictRequest& request, Prediction& out) const {
-        const double step = totals.phase[0] + totals.phase[1] + totals.phase[2] + totals.phase[3];
-        for (std::size_t i = 0; i < 4; ++i) out.phase_time[i] = units::in_seconds(totals.phase[i]);
+        double step = 0;
+        for (Phase ph : enum_values<Phase>()) {
+            step += totals.phase[ph];
+            out.phase_time[ph] = units::in_seconds(totals.phase[ph]);
+        }
         out.step_time = units::in_seconds(step);
         out.compute_time = out.step_time;
         out.throughput_samples_per_s = static_cast<double>(request.batch) / step;
@@ -390,7 +393,7 @@ private:
         std::vector<std::pair<std::string_view, units::seconds>> by_type;
         for (std::size_t i = 0; i < per_type.size(); ++i)
             if (seen[i]) by_type.emplace_back(type_names_[i], units::in_seconds(per_type[i]));
-        if (out.mode == Mode::train) by_type.emplace_back("optimizer", out.phase_time[3]);
+        if (out.mode == Mode::train) by_type.emplace_back("optimizer", out.phase_time[Phase::optimizer]);
         std::stable_sort(by_type.begin(), by_type.end(),
                          [](const auto& x, const auto& y) { return x.second.value() > y.second.value(); });
         return by_type;
@@ -430,13 +433,14 @@ private:
     double safe_batch_ = 0;
 };
 
-/// One-shot prediction (compiles the model each call; keep a Predictor for sweeps).
-inline Prediction predict(const Model& model, const Device& device, const PredictRequest& request,
-                          const EfficiencyProfile& profile) {
+/// One-shot prediction (compiles the model each call; keep a Predictor for sweeps).  The arguments come in the
+/// order of `Predictor(model)(device, profile, request)`; without a profile, the device's default one.
+inline Prediction predict(const Model& model, const Device& device, const EfficiencyProfile& profile,
+                          const PredictRequest& request) {
     return Predictor(model)(device, profile, request);
 }
 inline Prediction predict(const Model& model, const Device& device, const PredictRequest& request) {
-    return predict(model, device, request, default_profile(device));
+    return predict(model, device, default_profile(device), request);
 }
 
 /// The engine's prediction for one layer on its own: its passes timed as a training step (or, with

@@ -30,14 +30,11 @@ namespace roofplan {
 
 /// What limits a kernel: its arithmetic, its memory traffic, or the per-kernel floor.
 enum class Bound { compute, memory, latency };
-constexpr std::string_view to_string(Bound b) {
-    switch (b) {
-        case Bound::compute: return "compute";
-        case Bound::memory: return "memory";
-        case Bound::latency: return "latency";
-    }
-    return "unknown";
-}
+template <>
+struct EnumNames<Bound> {
+    static constexpr std::string_view field = "bound";
+    static constexpr std::array<std::string_view, 3> names{"compute", "memory", "latency"};
+};
 
 /// What one kernel asks of the device, in plain doubles (the hot loop of a sweep evaluates millions of these).
 struct KernelWork {

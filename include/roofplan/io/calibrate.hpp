@@ -57,7 +57,7 @@ inline std::string device_from_report_name(const std::string& name) {
                          {"a100-pcie-80", "a100-pcie-80gb"}, {"a100-sxm4-40", "a100-sxm4-40gb"}, {"a100", "a100-sxm4-80gb"},
                          {"v100-pcie", "v100-pcie-16gb"}, {"v100", "v100-sxm2-32gb"}, {"t4", "t4"}})
         if (low.find(r.contains) != std::string::npos) return r.id;
-    roofplan::detail::fail("cannot tell which catalog device '", name, "' is; pass --device");
+    roofplan::detail::fail("cannot tell which catalog device '", name, "' is; pass ", field_ref("device"));
 }
 
 inline MathClass math_class_of_gemm(const std::string& precision, const std::string& where) {
@@ -111,7 +111,7 @@ inline double predict_conv_record(const json& r, const Device& device, const Eff
     request.mode = Mode::train;
     const auto layer = predict_layer(layers::Conv2D{c}, device, profile, request);
     if (!layer) roofplan::detail::fail(where, ": the engine predicts no work for this convolution");
-    return layer->pass[index].value();
+    return layer->pass[static_cast<Pass>(index)].value();
 }
 
 /// Fits a profile for `device` to the reports (already parsed).  Each report is {"tool": "roofplan-gemm" or

@@ -193,7 +193,7 @@ private:
             if (!data_inputs_.count(name)) {
                 std::string known;
                 for (const auto& in : g.input()) known += " " + in.name();
-                fail(file_, ": --input '", name, "' is not a graph input; inputs:", known);
+                fail(file_, ": ", field_ref("input"), " '", name, "' is not a graph input; inputs:", known);
             }
         if (data_inputs_.empty()) fail(file_, ": the graph has no data input (every input is a parameter)");
     }
@@ -234,13 +234,13 @@ private:
                     if (o_.seq <= 0)
                         fail(file_, ": input '", in.name(), "' dimension ", axis,
                              label.empty() ? std::string() : " ('" + label + "')",
-                             " is dynamic: give its length with --seq N");
-                    if (o_.seq > max_dimension) fail(file_, ": --seq ", o_.seq, " is absurdly large");
+                             " is dynamic: give its length with ", field_ref("seq"), " N");
+                    if (o_.seq > max_dimension) fail(file_, ": ", field_ref("seq"), " ", o_.seq, " is absurdly large");
                     value = o_.seq;
                     result_.seq_used = true;
                     result_.notes.push_back("input '" + in.name() + "' dimension " + std::to_string(axis) +
                                             (label.empty() ? "" : " ('" + label + "')") + " = " +
-                                            std::to_string(value) + " (--seq)");
+                                            std::to_string(value) + " (the sequence length given)");
                 }
                 d.clear_dim_param();
                 d.set_dim_value(value);
@@ -689,7 +689,7 @@ private:
     void unsupported(const onnx::NodeProto& n, std::string reason) {
         if (o_.strict)
             fail(file_, ": node '", n.name(), "' (", n.op_type(), ") is not supported: ", reason,
-                 " (--strict; without it, unsupported operators are reported and left out)");
+                 " (", field_ref("strict"), "; without it, unsupported operators are reported and left out)");
         for (auto& u : result_.unsupported)
             if (u.op_type == n.op_type() && u.reason == reason) {
                 ++u.count;
@@ -1128,7 +1128,8 @@ inline OnnxImport import_onnx_bytes(std::string_view bytes, const std::string& f
     if (bytes.empty()) fail(file, ": empty file, not an ONNX model");
     if (bytes.size() > (std::size_t{1} << 31) - 1) fail(file, ": larger than 2 GiB (protobuf's limit)");
     if (bytes.front() == '{' || bytes.front() == '[')
-        fail(file, ": looks like JSON, not an ONNX model (use a roofplan-model/1 .json file as --model-file net.json)");
+        fail(file, ": looks like JSON, not an ONNX model (use a roofplan-model/1 .json file as ", field_ref("model_file"),
+             " net.json)");
     onnx::ModelProto proto;
     if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         fail(file, ": not a valid ONNX model (protobuf parse failed: truncated or not an ONNX file)");

@@ -8,16 +8,14 @@ namespace roofplan::layers {
 
 enum class ActivationKind { relu, gelu, tanh, sigmoid, silu };
 
-constexpr std::string_view to_string(ActivationKind k) {
-    switch (k) {
-        case ActivationKind::relu: return "relu";
-        case ActivationKind::gelu: return "gelu";
-        case ActivationKind::tanh: return "tanh";
-        case ActivationKind::sigmoid: return "sigmoid";
-        case ActivationKind::silu: return "silu";
-    }
-    return "unknown";
-}
+}  // namespace roofplan::layers
+template <>
+struct roofplan::EnumNames<roofplan::layers::ActivationKind> {
+    static constexpr std::string_view field = "activation";
+    static constexpr std::array<std::string_view, 5> names{"relu", "gelu", "tanh", "sigmoid", "silu"};
+};
+namespace roofplan::layers {
+using roofplan::to_string;
 
 /// FLOP per element, forward: relu 1 (compare), gelu 8 (tanh form: cube, 3 mul-adds, tanh, mul),
 /// tanh 4, sigmoid 4 (negate, exp, add, divide), silu 5 (sigmoid + multiply).  Backward-data roughly doubles

@@ -23,14 +23,17 @@ struct ModelOptions {
 
 enum class Family { cnn, transformer, rnn };
 
-constexpr std::string_view to_string(Family f) {
-    switch (f) {
-        case Family::cnn: return "cnn";
-        case Family::transformer: return "transformer";
-        case Family::rnn: return "rnn";
-    }
-    return "unknown";
-}
+}  // namespace roofplan::models
+
+template <>
+struct roofplan::EnumNames<roofplan::models::Family> {
+    static constexpr std::string_view field = "family";
+    static constexpr std::array<std::string_view, 3> names{"cnn", "transformer", "rnn"};
+};
+
+namespace roofplan::models {
+
+using roofplan::to_string;
 
 /// One zoo entry: its id, what it is, its defaults and where its definition comes from.
 struct ZooEntry {
@@ -44,9 +47,9 @@ struct ZooEntry {
     /// Builds the model; rejects options that do not apply (a sequence length for a CNN, say).
     [[nodiscard]] constexpr Model build(const ModelOptions& options = {}) const {
         if (uses_seq() && options.image_size != 0)
-            roofplan::detail::fail(id, " takes a sequence length (--seq), not an image size");
+            roofplan::detail::fail_about("image_size", id, " takes a sequence length (", field_ref("seq"), "), not an image size");
         if (!uses_seq() && options.seq != 0)
-            roofplan::detail::fail(id, " is a CNN: it takes an image size, not a sequence length (--seq)");
+            roofplan::detail::fail_about("seq", id, " is a CNN: it takes an image size, not a sequence length (", field_ref("seq"), ")");
         const std::int64_t size = uses_seq() ? options.seq : options.image_size;
         if (size < 0) roofplan::detail::fail(id, ": size must be positive, got ", size);
         return builder(size == 0 ? default_size : size);
@@ -93,22 +96,14 @@ inline const ZooEntry& find_model(std::string_view id) {
         if (roofplan::detail::iequals(e.id, id)) return e;
     std::array<std::string_view, zoo_entries.size()> ids{};
     for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = zoo_entries[i].id;
-    const auto close = roofplan::detail::close_matches(id, ids);
     std::string message = "unknown model '" + std::string(id) + "'";
-    if (!close.empty()) {
-        message += "; did you mean ";
-        for (std::size_t i = 0; i < close.size(); ++i) {
-            if (i) message += ", ";
-            message += close[i];
-        }
-        message += "?";
-    }
+    if (const std::string hint = did_you_mean(id, ids, 5, ", "); !hint.empty()) message += "; " + hint;
     message += " Known models:";
     for (std::string_view known : ids) {
         message += ' ';
         message += known;
     }
-    throw roofplan::invalid_argument(message);
+    throw Error(message, "model");
 }
 
 /// Builds a zoo model by id.  Example: `auto m = roofplan::models::build("bert-base", {.seq = 384});`

@@ -73,32 +73,24 @@ struct PlanConstraints {
 ///   energy: energy to train (with a dataset), else samples per joule, highest first
 enum class PlanRank { time, cost, energy };
 
-constexpr std::string_view to_string(PlanRank r) {
-    return r == PlanRank::time ? "time" : r == PlanRank::cost ? "cost" : "energy";
-}
-inline PlanRank parse_plan_rank(std::string_view name) {
-    if (name == "time") return PlanRank::time;
-    if (name == "cost") return PlanRank::cost;
-    if (name == "energy") return PlanRank::energy;
-    detail::fail("unknown ranking '", name, "'; accepted: time, cost, energy");
-}
+template <>
+struct EnumNames<PlanRank> {
+    static constexpr std::string_view field = "rank";
+    static constexpr std::string_view what = "ranking";
+    static constexpr std::array<std::string_view, 3> names{"time", "cost", "energy"};
+};
+inline PlanRank parse_plan_rank(std::string_view name) { return parse_enum<PlanRank>(name); }
 
 /// What limits an option: the largest share of its step time (compute-bound kernels, memory-bandwidth-bound
 /// kernels, per-kernel launch latency, exposed communication), or why it cannot run at all.
 enum class PlanBound { compute, memory_bandwidth, latency, communication, memory_capacity, unsupported, none };
 
-constexpr std::string_view to_string(PlanBound b) {
-    switch (b) {
-        case PlanBound::compute: return "compute";
-        case PlanBound::memory_bandwidth: return "memory-bandwidth";
-        case PlanBound::latency: return "latency";
-        case PlanBound::communication: return "communication";
-        case PlanBound::memory_capacity: return "memory-capacity";
-        case PlanBound::unsupported: return "unsupported";
-        case PlanBound::none: return "none";
-    }
-    return "none";
-}
+template <>
+struct EnumNames<PlanBound> {
+    static constexpr std::string_view field = "bound";
+    static constexpr std::array<std::string_view, 7> names{"compute",         "memory-bandwidth", "latency", "communication",
+                                                           "memory-capacity", "unsupported",      "none"};
+};
 
 /// One evaluated option.
 struct PlanOption {
@@ -204,23 +196,28 @@ inline std::vector<PlanCandidate> plan_candidates(std::span<const System> system
 inline void validate_plan(std::span<const PlanCandidate> candidates, const PlanWorkload& w, const PlanConstraints& c,
                           PlanRank rank) {
     if (w.batch_per_gpu != 0 && w.global_batch != 0)
-        detail::fail("give a batch per GPU (--batch) or a global batch (--global-batch), not both");
+        detail::fail("give a batch per GPU (", field_ref("batch_per_gpu"), ") or a global batch (", field_ref("global_batch"),
+                     "), not both");
     if (w.batch_per_gpu == 0 && w.global_batch == 0)
-        detail::fail("give a batch per GPU (--batch) or a global batch (--global-batch)");
+        detail::fail("give a batch per GPU (", field_ref("batch_per_gpu"), ") or a global batch (", field_ref("global_batch"),
+                     ")");
     if (w.batch_per_gpu < 0) detail::fail("the batch per GPU must be a positive integer, got ", w.batch_per_gpu);
     if (w.global_batch < 0) detail::fail("the global batch must be a positive integer, got ", w.global_batch);
     if (!(w.dataset >= 0) || !(w.epochs >= 0) || !std::isfinite(w.dataset) || !std::isfinite(w.epochs))
         detail::fail("dataset size and epochs must be positive numbers");
     if ((w.dataset > 0) != (w.epochs > 0))
-        detail::fail("time-to-train needs both a dataset size (--dataset, samples per epoch) and --epochs");
+        detail::fail("time-to-train needs both a dataset size (", field_ref("dataset"), ", samples per epoch) and ",
+                     field_ref("epochs"));
     if (w.mode == Mode::infer && w.has_run())
-        detail::fail("--dataset/--epochs are for training; for inference give --target-throughput (samples/s)");
+        detail::fail(field_ref("dataset"), "/", field_ref("epochs"), " are for training; for inference give ",
+                     field_ref("target_throughput"), " (samples/s)");
     if (!(w.target_throughput >= 0) || !std::isfinite(w.target_throughput))
         detail::fail("the throughput target must be >= 0 samples/s, got ", detail::plan_number(w.target_throughput));
     if (!(c.deadline_s >= 0) || !std::isfinite(c.deadline_s))
         detail::fail("the deadline must be a positive number of hours, got ", detail::plan_number(c.deadline_s / 3600));
     if (c.deadline_s > 0 && !w.has_run())
-        detail::fail("a deadline needs a time-to-train: give --dataset (samples per epoch) and --epochs");
+        detail::fail_about("deadline", "a deadline needs a time-to-train: give ", field_ref("dataset"),
+                           " (samples per epoch) and ", field_ref("epochs"));
     if (!(c.power_cap_w >= 0) || !std::isfinite(c.power_cap_w))
         detail::fail("the power cap must be a positive number of watts, got ", detail::plan_number(c.power_cap_w));
     const bool any_price = std::any_of(candidates.begin(), candidates.end(),
@@ -233,15 +230,122 @@ inline void validate_plan(std::span<const PlanCandidate> candidates, const PlanW
         if (!(*c.budget >= 0) || !std::isfinite(*c.budget))
             detail::fail("the budget must be a positive amount, got ", detail::plan_number(*c.budget));
         if (!w.has_run())
-            detail::fail("a budget is a total cost: give --dataset (samples per epoch) and --epochs as well");
+            detail::fail_about("budget", "a budget is a total cost: give ", field_ref("dataset"), " (samples per epoch) and ",
+                               field_ref("epochs"), " as well");
         if (!any_price)
-            detail::fail("a budget needs prices per GPU-hour; roofplan has no price list: give --price P (one price "
-                         "for every option) or --price ID=P,ID=P (per system or device id)");
+            detail::fail_about("budget", "a budget needs prices per GPU-hour; roofplan has no price list: give ",
+                               field_ref("price_per_gpu_hour"), " (one price for every option) or ",
+                               field_ref("price_by_id"), " (per system or device id)");
     }
     if (rank == PlanRank::cost && !any_price)
-        detail::fail("ranking by cost needs prices per GPU-hour: give --price P or --price ID=P,ID=P");
+        detail::fail_about("rank", "ranking by cost needs prices per GPU-hour: give ", field_ref("price_per_gpu_hour"),
+                           " or ", field_ref("price_by_id"));
     if (candidates.empty()) detail::fail("no options to plan over (check the system, device and GPU-count filters)");
 }
+
+namespace detail {
+
+/// The prediction of one option: data-parallel training on a system, or GPUs that work independently (inference,
+/// or one device alone: no communication).
+inline ParallelPrediction predict_option(const Predictor& predictor, const PlanCandidate& k, const PlanWorkload& w,
+                                         PredictRequest request) {
+    ParallelPrediction p;
+    if (k.system && w.mode == Mode::train) {
+        ParallelRequest pr;
+        pr.gpus = k.gpus;
+        pr.mode = w.data_parallel;
+        pr.overlap = w.overlap;
+        pr.single_flow = w.single_flow;
+        return predict_parallel(predictor, k.device, k.profile, request, *k.system, pr);
+    }
+    request.per_layer = true;
+    if (k.system) {
+        ParallelRequest pr;
+        pr.gpus = k.gpus;
+        p.nodes = placement(*k.system, pr).nodes;
+    }
+    p.gpu = predictor(k.device, k.profile, request);
+    p.gpus = k.gpus;
+    p.step_time = p.gpu.step_time;
+    p.compute_time = p.gpu.step_time;
+    p.throughput_samples_per_s = p.gpu.throughput_samples_per_s * k.gpus;
+    p.scaling_efficiency = 1;
+    return p;
+}
+
+/// Shares of the step: each layer's time goes to the bound of its slowest pass; the optimizer update streams
+/// memory; the exposed communication is what DDP could not hide.  The bound is the largest share.
+inline void fill_shares(const ParallelPrediction& p, PlanOption& o) {
+    std::array<double, 4> share{};
+    for (const LayerPrediction& lp : p.gpu.layers) {
+        const std::size_t at = lp.bound == Bound::compute ? 0 : lp.bound == Bound::memory ? 1 : 2;
+        share[at] += lp.time.value();
+    }
+    share[1] += p.gpu.phase_time[Phase::optimizer].value();
+    share[3] = p.exposed_comm.value();
+    double total = 0;
+    for (double s : share) total += s;
+    for (std::size_t i = 0; i < 4; ++i) o.shares[i] = total > 0 ? share[i] / total : 0;
+    const auto largest = static_cast<std::size_t>(std::max_element(o.shares.begin(), o.shares.end()) - o.shares.begin());
+    constexpr std::array<PlanBound, 4> kinds{PlanBound::compute, PlanBound::memory_bandwidth, PlanBound::latency,
+                                             PlanBound::communication};
+    o.bound = kinds[largest];
+}
+
+/// The figures of a predicted option (throughput, memory, power, the training run).
+inline void fill_figures(const ParallelPrediction& p, const PlanCandidate& k, const PlanWorkload& w, PlanOption& o) {
+    o.predicted = true;
+    o.nodes = p.nodes;
+    o.step_time_s = p.step_time.value();
+    o.throughput = p.throughput_samples_per_s;
+    o.scaling_efficiency = p.scaling_efficiency;
+    o.comm_fraction = p.comm_fraction;
+    o.memory_bytes = static_cast<double>(p.gpu.memory.total().value());
+    o.capacity_bytes = static_cast<double>(p.gpu.capacity.value());
+    o.max_batch = p.gpu.max_batch;
+    o.power_w = p.gpu.power.value() * k.gpus;
+    o.samples_per_joule = o.throughput / o.power_w;
+    fill_shares(p, o);
+    if (w.has_run()) {
+        const TrainingRun run = time_to_train(p, o.batch_per_gpu, w.dataset, w.epochs, k.price_per_gpu_hour.value_or(0));
+        o.time_s = run.time.value();
+        o.steps = run.steps;
+        o.gpu_hours = run.gpu_hours;
+        if (k.price_per_gpu_hour) o.cost = run.cost;
+        o.energy_j = o.power_w * run.time.value();
+    }
+}
+
+/// Every limit a predicted option breaks, as a reason.
+inline void check_limits(const ParallelPrediction& p, const PlanCandidate& k, const PlanWorkload& w,
+                         const PlanConstraints& c, PlanRank rank, PlanOption& o) {
+    const auto gib = [](double bytes) { return plan_number(bytes / 1073741824.0, 3) + " GiB"; };
+    if (!p.gpu.fits) {
+        o.bound = PlanBound::memory_capacity;
+        o.reasons.push_back(cat("batch ", o.batch_per_gpu, " per GPU needs ", gib(o.memory_bytes), " of ",
+                                gib(o.capacity_bytes), " (the largest batch that fits is ", p.gpu.max_batch, ")"));
+    }
+    if (w.target_throughput > 0 && o.throughput < w.target_throughput)
+        o.reasons.push_back(cat("reaches ", plan_number(o.throughput, 4), " samples/s, below the target of ",
+                                plan_number(w.target_throughput, 4)));
+    if (c.deadline_s > 0 && o.time_s && *o.time_s > c.deadline_s)
+        o.reasons.push_back(cat("time to train ", plan_number(*o.time_s / 3600, 3), " h exceeds the deadline of ",
+                                plan_number(c.deadline_s / 3600, 3), " h"));
+    if (c.budget) {
+        if (!o.cost)
+            o.reasons.push_back(cat("no price per GPU-hour for '", k.id(), "', so the budget cannot be checked"));
+        else if (*o.cost > *c.budget)
+            o.reasons.push_back(cat("cost ", plan_number(*o.cost, 4), " exceeds the budget of ", plan_number(*c.budget, 4)));
+    }
+    if (rank == PlanRank::cost && !o.cost_per_hour && !c.budget)  // (with a budget, said above)
+        o.reasons.push_back(cat("no price per GPU-hour for '", k.id(), "' to rank by cost"));
+    if (c.power_cap_w > 0 && o.power_w > c.power_cap_w)
+        o.reasons.push_back(cat("draws ", plan_number(o.power_w, 4), " W (", k.gpus, " x ",
+                                plan_number(p.gpu.power.value(), 4), " W), above the power cap of ",
+                                plan_number(c.power_cap_w, 4), " W"));
+}
+
+}  // namespace detail
 
 /// Predicts one option and checks it against the constraints.  Never throws for what an option cannot do
 /// (unsupported precision, a batch that does not split or fit): those make it infeasible with a reason.
@@ -269,14 +373,6 @@ inline PlanOption evaluate_option(const Predictor& predictor, const PlanCandidat
         o.batch_per_gpu = w.batch_per_gpu;
         o.global_batch = detail::mul(w.batch_per_gpu, k.gpus, "global batch");
     }
-    if (!supports(k.device, w.precision, w.mode)) {
-        try {
-            (void)math_class(k.device, w.precision, w.mode);
-        } catch (const invalid_argument& e) {
-            return infeasible(PlanBound::unsupported, e.what());
-        }
-    }
-
     PredictRequest request;
     request.batch = o.batch_per_gpu;
     request.precision = w.precision;
@@ -285,95 +381,13 @@ inline PlanOption evaluate_option(const Predictor& predictor, const PlanCandidat
     request.reserved = w.reserved;
     ParallelPrediction p;
     try {
-        if (k.system && w.mode == Mode::train) {
-            ParallelRequest pr;
-            pr.gpus = k.gpus;
-            pr.mode = w.data_parallel;
-            pr.overlap = w.overlap;
-            pr.single_flow = w.single_flow;
-            p = predict_parallel(predictor, k.device, k.profile, request, *k.system, pr);
-        } else {
-            // Inference, or one device alone: the GPUs work independently (no communication).
-            request.per_layer = true;
-            if (k.system) {
-                ParallelRequest pr;
-                pr.gpus = k.gpus;
-                p.nodes = placement(*k.system, pr).nodes;
-            }
-            p.gpu = predictor(k.device, k.profile, request);
-            p.gpus = k.gpus;
-            p.step_time = p.gpu.step_time;
-            p.compute_time = p.gpu.step_time;
-            p.throughput_samples_per_s = p.gpu.throughput_samples_per_s * k.gpus;
-            p.scaling_efficiency = 1;
-        }
-    } catch (const invalid_argument& e) {
+        if (!supports(k.device, w.precision, w.mode)) (void)math_class(k.device, w.precision, w.mode);  // the reason
+        p = detail::predict_option(predictor, k, w, request);
+    } catch (const Error& e) {
         return infeasible(PlanBound::unsupported, e.what());
     }
-    o.predicted = true;
-    o.nodes = p.nodes;
-    o.step_time_s = p.step_time.value();
-    o.throughput = p.throughput_samples_per_s;
-    o.scaling_efficiency = p.scaling_efficiency;
-    o.comm_fraction = p.comm_fraction;
-    o.memory_bytes = static_cast<double>(p.gpu.memory.total().value());
-    o.capacity_bytes = static_cast<double>(p.gpu.capacity.value());
-    o.max_batch = p.gpu.max_batch;
-    o.power_w = p.gpu.power.value() * k.gpus;
-    o.samples_per_joule = o.throughput / o.power_w;
-
-    // Shares of the step: each layer's time goes to the bound of its slowest pass; the optimizer update streams
-    // memory; the exposed communication is what DDP could not hide.
-    std::array<double, 4> share{};
-    for (const LayerPrediction& lp : p.gpu.layers) {
-        const std::size_t at = lp.bound == Bound::compute ? 0 : lp.bound == Bound::memory ? 1 : 2;
-        share[at] += lp.time.value();
-    }
-    share[1] += p.gpu.phase_time[3].value();
-    share[3] = p.exposed_comm.value();
-    double total = 0;
-    for (double s : share) total += s;
-    for (std::size_t i = 0; i < 4; ++i) o.shares[i] = total > 0 ? share[i] / total : 0;
-    const auto largest = static_cast<std::size_t>(std::max_element(o.shares.begin(), o.shares.end()) - o.shares.begin());
-    constexpr std::array<PlanBound, 4> kinds{PlanBound::compute, PlanBound::memory_bandwidth, PlanBound::latency,
-                                             PlanBound::communication};
-    o.bound = kinds[largest];
-
-    if (w.has_run()) {
-        const TrainingRun run = time_to_train(p, o.batch_per_gpu, w.dataset, w.epochs, k.price_per_gpu_hour.value_or(0));
-        o.time_s = run.time.value();
-        o.steps = run.steps;
-        o.gpu_hours = run.gpu_hours;
-        if (k.price_per_gpu_hour) o.cost = run.cost;
-        o.energy_j = o.power_w * run.time.value();
-    }
-
-    const auto gib = [](double bytes) { return detail::plan_number(bytes / 1073741824.0, 3) + " GiB"; };
-    if (!p.gpu.fits) {
-        o.bound = PlanBound::memory_capacity;
-        o.reasons.push_back(detail::cat("batch ", o.batch_per_gpu, " per GPU needs ", gib(o.memory_bytes), " of ",
-                                        gib(o.capacity_bytes), " (the largest batch that fits is ", p.gpu.max_batch,
-                                        ")"));
-    }
-    if (w.target_throughput > 0 && o.throughput < w.target_throughput)
-        o.reasons.push_back(detail::cat("reaches ", detail::plan_number(o.throughput, 4), " samples/s, below the target of ",
-                                        detail::plan_number(w.target_throughput, 4)));
-    if (c.deadline_s > 0 && o.time_s && *o.time_s > c.deadline_s)
-        o.reasons.push_back(detail::cat("time to train ", detail::plan_number(*o.time_s / 3600, 3),
-                                        " h exceeds the deadline of ", detail::plan_number(c.deadline_s / 3600, 3), " h"));
-    if (c.budget) {
-        if (!o.cost)
-            o.reasons.push_back(detail::cat("no price per GPU-hour for '", k.id(), "', so the budget cannot be checked"));
-        else if (*o.cost > *c.budget)
-            o.reasons.push_back(detail::cat("cost ", detail::plan_number(*o.cost, 4), " exceeds the budget of ",
-                                            detail::plan_number(*c.budget, 4)));
-    }
-    if (rank == PlanRank::cost && !o.cost_per_hour && !c.budget)  // (with a budget, said above)
-        o.reasons.push_back(detail::cat("no price per GPU-hour for '", k.id(), "' to rank by cost"));
-    if (c.power_cap_w > 0 && o.power_w > c.power_cap_w)
-        o.reasons.push_back(detail::cat("draws ", detail::plan_number(o.power_w, 4), " W (", k.gpus, " x ",
-                                        detail::plan_number(p.gpu.power.value(), 4), " W), above the power cap of ",
-                                        detail::plan_number(c.power_cap_w, 4), " W"));
+    detail::fill_figures(p, k, w, o);
+    detail::check_limits(p, k, w, c, rank, o);
     o.feasible = o.reasons.empty();
     return o;
 }

@@ -23,28 +23,26 @@ namespace roofplan {
 
 enum class Collective { allreduce, broadcast, reduce, reducescatter, allgather };
 
-constexpr std::string_view to_string(Collective c) {
-    switch (c) {
-        case Collective::allreduce: return "allreduce";
-        case Collective::broadcast: return "broadcast";
-        case Collective::reduce: return "reduce";
-        case Collective::reducescatter: return "reducescatter";
-        case Collective::allgather: return "allgather";
-    }
-    return "unknown";
-}
+template <>
+struct EnumNames<Collective> {
+    static constexpr std::string_view field = "collective";
+    static constexpr std::array<std::string_view, 5> names{"allreduce", "broadcast", "reduce", "reducescatter",
+                                                           "allgather"};
+    static constexpr std::array<EnumAlias<Collective>, 6> aliases{
+        {{"all-reduce", Collective::allreduce}, {"all_reduce", Collective::allreduce},
+         {"reduce-scatter", Collective::reducescatter}, {"reduce_scatter", Collective::reducescatter},
+         {"all-gather", Collective::allgather}, {"all_gather", Collective::allgather}}};
+};
 
-inline Collective parse_collective(std::string_view name) {
-    for (Collective c : {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::reducescatter,
-                         Collective::allgather})
-        if (to_string(c) == name) return c;
-    if (name == "all-reduce" || name == "all_reduce") return Collective::allreduce;
-    if (name == "reduce-scatter" || name == "reduce_scatter") return Collective::reducescatter;
-    if (name == "all-gather" || name == "all_gather") return Collective::allgather;
-    detail::fail("unknown collective '", name, "'; accepted: allreduce, broadcast, reduce, reducescatter, allgather");
-}
+inline Collective parse_collective(std::string_view name) { return parse_enum<Collective>(name); }
 
 enum class Algorithm { ring, tree };
+
+template <>
+struct EnumNames<Algorithm> {
+    static constexpr std::string_view field = "algorithm";
+    static constexpr std::array<std::string_view, 2> names{"ring", "tree"};
+};
 
 /// nccl-tests' bus-bandwidth factor: busbw = algbw × factor.
 constexpr double busbw_factor(Collective c, int ranks) {

@@ -2,6 +2,7 @@
 // backward pass) and nn.DataParallel (broadcast + reduce through one GPU), scaling efficiency, time-to-train, cost.
 #pragma once
 
+#include <roofplan/device/catalog.hpp>
 #include <roofplan/engine/predict.hpp>
 #include <roofplan/system/collective.hpp>
 #include <roofplan/system/systems.hpp>
@@ -14,12 +15,15 @@ namespace roofplan {
 
 enum class DataParallel { ddp, dp };
 
-constexpr std::string_view to_string(DataParallel d) { return d == DataParallel::ddp ? "ddp" : "dp"; }
-inline DataParallel parse_data_parallel(std::string_view name) {
-    if (name == "ddp") return DataParallel::ddp;
-    if (name == "dp" || name == "dataparallel") return DataParallel::dp;
-    detail::fail("unknown data-parallel mode '", name, "'; accepted: ddp (DistributedDataParallel), dp (nn.DataParallel)");
-}
+template <>
+struct EnumNames<DataParallel> {
+    static constexpr std::string_view field = "data_parallel";
+    static constexpr std::string_view what = "data-parallel mode";
+    static constexpr std::array<std::string_view, 2> names{"ddp", "dp"};
+    static constexpr std::array<std::string_view, 2> notes{"DistributedDataParallel", "nn.DataParallel"};
+    static constexpr std::array<EnumAlias<DataParallel>, 1> aliases{{{"dataparallel", DataParallel::dp}}};
+};
+inline DataParallel parse_data_parallel(std::string_view name) { return parse_enum<DataParallel>(name); }
 
 /// How the GPUs are used.
 struct ParallelRequest {
@@ -53,14 +57,14 @@ inline CollectivePlace placement(const System& s, const ParallelRequest& r) {
     int nodes = r.nodes;
     if (nodes == 0) nodes = (r.gpus + s.gpus_per_node - 1) / s.gpus_per_node;
     if (nodes < 1 || nodes > s.max_nodes)
-        detail::fail("system '", s.id.view(), "' allows 1 to ", s.max_nodes, " nodes of ", s.gpus_per_node,
-                     " GPUs; ", r.gpus, " GPUs need ", nodes);
+        detail::fail_about("gpus", "system '", s.id.view(), "' has ", s.gpus_per_node, " GPUs per node and allows 1 to ",
+                           s.max_nodes, " node(s); ", r.gpus, " GPUs need ", nodes);
     if (r.gpus % nodes != 0)
         detail::fail(r.gpus, " GPUs do not split evenly over ", nodes, " nodes");
     const int per_node = r.gpus / nodes;
     if (per_node > s.gpus_per_node)
         detail::fail("system '", s.id.view(), "' has ", s.gpus_per_node, " GPUs per node; ", r.gpus, " GPUs on ",
-                     nodes, " node(s) need ", per_node, " (use --nodes for more)");
+                     nodes, " node(s) need ", per_node, " (use ", field_ref("nodes"), " for more)");
     return {first_gpus(s, per_node), nodes, r.single_flow};
 }
 
@@ -75,7 +79,7 @@ inline CollectivePlace placement(const System& s, const ParallelRequest& r) {
 inline ParallelPrediction predict_parallel(const Predictor& predictor, const Device& device,
                                            const EfficiencyProfile& profile, PredictRequest request, const System& s,
                                            const ParallelRequest& pr) {
-    if (request.mode != Mode::train) detail::fail("data-parallel prediction is for training (--mode train)");
+    if (request.mode != Mode::train) detail::fail_about("mode", "data-parallel prediction is for training (", field_ref("mode"), " train)");
     const CollectivePlace place = placement(s, pr);
     request.per_layer = true;
     ParallelPrediction out;
@@ -83,9 +87,9 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
     out.gpus = pr.gpus;
     out.nodes = place.nodes;
     const Prediction& g = out.gpu;
-    const double fwd = g.phase_time[0].value();
-    const double bwd = g.phase_time[1].value() + g.phase_time[2].value();
-    const double opt = g.phase_time[3].value();
+    const double fwd = g.phase_time[Phase::forward].value();
+    const double bwd = g.phase_time[Phase::backward_data].value() + g.phase_time[Phase::backward_weight].value();
+    const double opt = g.phase_time[Phase::optimizer].value();
     const auto& nodes = predictor.model().nodes();
     const double grad_bytes_total = 4.0 * static_cast<double>(predictor.model().params());
     const auto allreduce = [&](double bytes) {
@@ -99,7 +103,7 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
         // Walk the backward pass from the last layer, filling buckets.
         double t = 0, filled = 0, comm_end = 0;
         for (auto it = g.layers.rbegin(); it != g.layers.rend(); ++it) {
-            t += it->pass[1].value() + it->pass[2].value();
+            t += it->pass[Pass::backward_data].value() + it->pass[Pass::backward_weight].value();
             filled += 4.0 * static_cast<double>(roofplan::params(nodes[it->node].layer));
             if (filled >= pr.bucket_bytes) {
                 const double c = allreduce(filled);
@@ -132,6 +136,16 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
     out.throughput_samples_per_s = static_cast<double>(request.batch) * pr.gpus / step;
     out.scaling_efficiency = out.throughput_samples_per_s / (pr.gpus * g.throughput_samples_per_s);
     return out;
+}
+
+/// Data-parallel training of `model` on a system: its GPU (looked up in `catalog`) with that GPU's default
+/// efficiency profile; `parallel` says how many GPUs and how they exchange gradients.
+///
+///     const auto p = predict(models::build("resnet50"), find_system("dgx2"), {.batch = 256}, {.gpus = 16});
+inline ParallelPrediction predict(const Model& model, const System& system, const PredictRequest& request,
+                                  const ParallelRequest& parallel = {}, const DeviceCatalog& catalog = {}) {
+    const Device& device = catalog.find(system.device.view());
+    return predict_parallel(Predictor(model), device, default_profile(device), request, system, parallel);
 }
 
 /// Wall time and cost of training: `samples` per epoch, `epochs`, at a price per GPU-hour.

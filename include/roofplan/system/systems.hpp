@@ -4,6 +4,7 @@
 #include <roofplan/detail/suggest.hpp>
 #include <roofplan/system/topology.hpp>
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -184,25 +185,20 @@ inline const std::vector<System>& builtin_systems() {
     return all;
 }
 
-/// The built-in system with this id (case-insensitive); unknown ids are an error with close matches.
-inline const System& find_system(std::string_view id) {
-    for (const System& s : builtin_systems())
-        if (detail::iequals(s.id.view(), id)) return s;
+/// The system with this id (case-insensitive) among `systems`; unknown ids are an error with close matches.
+inline const System& find_system(std::string_view id, std::span<const System> systems) {
+    for (const System& s : systems)
+        if (s.answers_to(id)) return s;
     std::vector<std::string> ids;
-    for (const System& s : builtin_systems()) ids.emplace_back(s.id.view());
+    for (const System& s : systems) ids.emplace_back(s.id.view());
     std::string message = detail::cat("unknown system '", id, "'");
-    const auto close = detail::close_matches(id, ids, 3);
-    if (!close.empty()) {
-        message += "; did you mean ";
-        for (std::size_t i = 0; i < close.size(); ++i) {
-            if (i) message += " or ";
-            message += close[i];
-        }
-        message += "?";
-    }
+    if (const std::string hint = did_you_mean(id, ids, 3); !hint.empty()) message += "; " + hint;
     message += " Known systems:";
     for (const std::string& s : ids) message += " " + s;
-    detail::fail(message);
+    detail::fail_about("system", message);
 }
+
+/// The built-in system with this id (case-insensitive); unknown ids are an error with close matches.
+inline const System& find_system(std::string_view id) { return find_system(id, builtin_systems()); }
 
 }  // namespace roofplan

@@ -12,6 +12,8 @@
 
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/detail/fixed_string.hpp>
+#include <roofplan/detail/suggest.hpp>
+#include <roofplan/enum_names.hpp>
 #include <roofplan/units.hpp>
 
 #include <Eigen/Core>
@@ -28,16 +30,12 @@ namespace roofplan {
 /// The kinds of link a collective step can be limited by (each has its own per-step latency).
 enum class LinkKind { nvlink, nvswitch, pcie, socket_bus, network };
 
-constexpr std::string_view to_string(LinkKind k) {
-    switch (k) {
-        case LinkKind::nvlink: return "nvlink";
-        case LinkKind::nvswitch: return "nvswitch";
-        case LinkKind::pcie: return "pcie";
-        case LinkKind::socket_bus: return "socket-bus";
-        case LinkKind::network: return "network";
-    }
-    return "unknown";
-}
+template <>
+struct EnumNames<LinkKind> {
+    static constexpr std::string_view field = "link";
+    static constexpr std::string_view what = "link kind";
+    static constexpr std::array<std::string_view, 5> names{"nvlink", "nvswitch", "pcie", "socket-bus", "network"};
+};
 
 /// Per-step latency and protocol efficiency of each link kind: documented defaults until the NCCL
 /// micro-benchmarks of the validation suite calibrate them.  Latency: the time a ring or tree step costs beyond
@@ -81,6 +79,9 @@ struct Network {
 
 /// A system: one node's GPUs and links, how many nodes can be joined, and the network between them.
 struct System {
+    /// Whether `wanted` (case-insensitive) is this system's id.
+    [[nodiscard]] bool answers_to(std::string_view wanted) const { return detail::iequals(id.view(), wanted); }
+
     FixedString<31> id;
     FixedString<127> name;
     FixedString<31> device;  ///< the GPU, a device id of the catalog
@@ -142,7 +143,7 @@ inline GpuSet first_gpus(const System& s, int n) {
     if (n < 1) detail::fail("the number of GPUs must be >= 1, got ", n);
     if (n > s.gpus_per_node)
         detail::fail("system '", s.id.view(), "' has ", s.gpus_per_node, " GPUs per node; asked for ", n,
-                     " (use --nodes for more)");
+                     " (use ", field_ref("nodes"), " for more)");
     GpuSet g(static_cast<std::size_t>(n));
     std::iota(g.begin(), g.end(), 0);
     return g;

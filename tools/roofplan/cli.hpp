@@ -1,0 +1,57 @@
+// tools/roofplan/cli.hpp — the CLI's plumbing: its errors, the flag each library field is given by, and how a
+// subcommand (one .cpp file each, CLI11's subcommands-in-files pattern) is registered and run.
+#pragma once
+
+#include <roofplan/error.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace roofplan::cli {
+
+/// Throws a roofplan::Error with the message the parts make (the CLI's own errors may name its flags).
+template <class... Parts>
+[[noreturn]] void fail(const Parts&... parts) {
+    std::ostringstream message;
+    (message << ... << parts);
+    throw roofplan::Error(message.str());
+}
+
+/// The command-line flag that gives a library field: "dataset" → "--dataset", "batch_per_gpu" → "--batch".  Errors
+/// from the library refer to fields; the CLI writes them as its flags.
+inline std::string flag_name(std::string_view field) {
+    struct Special {
+        std::string_view field, flag;
+    };
+    static constexpr Special specials[] = {
+        {"batch_per_gpu", "--batch"},
+        {"price_per_gpu_hour", "--price P"},
+        {"price_by_id", "--price ID=P,ID=P"},
+    };
+    for (const Special& s : specials)
+        if (s.field == field) return std::string(s.flag);
+    std::string flag = "--";
+    for (char c : field) flag += c == '_' ? '-' : c;
+    return flag;
+}
+
+/// An error's message as the CLI prints it: library fields written as the flags that give them.
+inline std::string message_of(const roofplan::Error& e) { return e.message(flag_name); }
+
+/// Runs `run` when subcommand `sub` was given; its return value becomes the process's exit status.  --json and
+/// --csv together are an error on every command.
+inline void on_run(CLI::App* sub, int& exit_code, std::function<int()> run) {
+    sub->callback([sub, &exit_code, run = std::move(run)] {
+        const CLI::Option* as_json = sub->get_option_no_throw("--json");
+        const CLI::Option* as_csv = sub->get_option_no_throw("--csv");
+        if (as_json && as_csv && as_json->count() && as_csv->count())
+            fail(sub->get_name(), ": give --json or --csv, not both");
+        exit_code = run();
+    });
+}
+
+}  // namespace roofplan::cli
