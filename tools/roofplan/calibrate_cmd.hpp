@@ -1,9 +1,7 @@
 // tools/roofplan/calibrate_cmd.hpp — `roofplan calibrate results.json... -o profile.json`.
 #pragma once
 
-#include "predict_cmd.hpp"
-#include "report.hpp"
-#include "system_cmd.hpp"
+#include "options.hpp"
 
 #include <roofplan/io/calibrate.hpp>
 #include <roofplan/io/suite.hpp>
@@ -65,7 +63,7 @@ inline int run_calibrate(const CalibrateOptions& o) {
     std::vector<std::string> sources;
     std::string device_text;
     if (!reports.empty()) {
-        if (device_id.empty()) roofplan::detail::fail("the reports name no GPU; pass --device");
+        if (device_id.empty()) fail("the reports name no GPU; pass --device");
         DeviceCatalog catalog = o.devices.catalog();
         for (const Device& d : suite_devices) catalog.add(d, "suite report");
         const Device& device = catalog.find(device_id);
@@ -88,7 +86,7 @@ inline int run_calibrate(const CalibrateOptions& o) {
         }
     }
     if (!nccl.empty()) {
-        if (o.system.empty()) roofplan::detail::fail("roofplan-nccl reports need --system (the machine they ran on)");
+        if (o.system.empty()) fail("roofplan-nccl reports need --system (the machine they ran on)");
         const System& s = find_system(o.system);
         const io::LinkCalibration lc = io::calibrate_links(nccl, s, parse_bytes(o.min_bytes));
         out["links"] = io::to_json(lc.links);
@@ -114,7 +112,7 @@ inline int run_calibrate(const CalibrateOptions& o) {
     if (!o.output.empty()) {
         std::ofstream file(o.output);
         file << out.dump(2) << '\n';
-        if (!file) roofplan::detail::fail("cannot write '", o.output, "'");
+        if (!file) fail("cannot write '", o.output, "'");
     }
     if (o.json) {
         std::cout << out.dump(2) << '\n';

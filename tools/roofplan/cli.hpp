@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -52,6 +53,32 @@ inline void on_run(CLI::App* sub, int& exit_code, std::function<int()> run) {
             fail(sub->get_name(), ": give --json or --csv, not both");
         exit_code = run();
     });
+}
+
+/// A subcommand (one .cpp file each, CLI11's subcommands-in-files pattern): its name, what it does, and how it adds
+/// its options to its CLI11 App and what it runs.
+struct Command {
+    std::string name;
+    std::string description;
+    std::function<void(CLI::App*, int&)> attach;
+};
+
+/// The subcommand whose flags `add_options` adds to a fresh Options and which runs `run` with them.
+template <class Options>
+Command command(std::string name, std::string description, void (*add_options)(CLI::App*, Options&),
+                int (*run)(const Options&)) {
+    return {std::move(name), std::move(description), [add_options, run](CLI::App* sub, int& exit_code) {
+                auto o = std::make_shared<Options>();
+                add_options(sub, *o);
+                on_run(sub, exit_code, [o, run] { return run(*o); });
+            }};
+}
+
+/// --json and --csv, with what each prints.
+inline void add_output_flags(CLI::App* app, bool& json, bool& csv, const std::string& json_help = "Print JSON",
+                             const std::string& csv_help = "Print CSV (RFC 4180, raw numbers)") {
+    app->add_flag("--json", json, json_help);
+    app->add_flag("--csv", csv, csv_help);
 }
 
 }  // namespace roofplan::cli

@@ -1,75 +1,68 @@
-// tools/roofplan/report.hpp — table and JSON rendering for the CLI (the library headers never print).
+// tools/roofplan/report.hpp — the CLI's one row model: a Table of rows whose cells carry the text a terminal shows
+// and the raw value, rendered as an aligned table, as RFC 4180 CSV and as JSON (the library headers never print).
 #pragma once
 
-#include <roofplan/roofplan.hpp>
+#include "format.hpp"
+
+#include <roofplan/shape.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include <charconv>
-#include <cmath>
+#include <algorithm>
+#include <iostream>
 #include <concepts>
-#include <cstdio>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace roofplan::cli {
 
-/// 1234567 → "1,234,567".
-inline std::string grouped(std::int64_t value) {
-    std::string digits = std::to_string(value < 0 ? -value : value);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    if (value < 0) out.insert(out.begin(), '-');
-    return out;
-}
-
-/// Engineering notation with SI prefix: 4.09e9 → "4.09 G".
-inline std::string si(double value, int digits = 3) {
-    static constexpr const char* prefixes[] = {"", " k", " M", " G", " T", " P", " E"};
-    int index = 0;
-    double v = value;
-    while (std::fabs(v) >= 1000.0 && index < 6) {
-        v /= 1000.0;
-        ++index;
-    }
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*g%s", digits, v, prefixes[index]);
-    return buffer;
-}
-
-/// The shortest text that reads back as the same double (CSV keeps full precision, no SI prefixes).
-inline std::string raw_number(double value) {
-    if (!std::isfinite(value)) return "";
-    char buffer[64];
-    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    return ec == std::errc() ? std::string(buffer, end) : std::string();
-}
-
-/// One table cell: the text a terminal shows and, for CSV, the machine-readable value (e.g. "1.23 ms" and
-/// "0.00123"; "25,557,032" and "25557032"; "-" and an empty field).
+/// One table cell: the text a terminal shows and the raw value CSV and JSON carry (e.g. "1.23 ms" and 0.00123;
+/// "25,557,032" and 25557032; "-" and an empty field / null).
 struct Cell {
     std::string text;
     std::string raw;
     bool has_raw = false;
-    Cell(std::string t) : text(std::move(t)) {}  // NOLINT(google-explicit-constructor): rows are braced lists
-    Cell(const char* t) : text(t) {}             // NOLINT(google-explicit-constructor)
+    nlohmann::json value;  ///< for JSON; a text cell's value is its text
+    bool in_json = true;   ///< false: the row has no such field in JSON
+    Cell(std::string t) : text(std::move(t)), value(text) {}  // NOLINT(google-explicit-constructor): braced rows
+    Cell(const char* t) : text(t), value(text) {}             // NOLINT(google-explicit-constructor)
     template <class Number>
         requires std::is_arithmetic_v<Number>
-    Cell(std::string t, Number value) : text(std::move(t)), has_raw(true) {
-        if constexpr (std::is_integral_v<Number>) raw = std::to_string(value);
-        else raw = raw_number(static_cast<double>(value));
+    Cell(std::string t, Number v) : text(std::move(t)), has_raw(true), value(v) {
+        if constexpr (std::same_as<Number, bool>) raw = v ? "true" : "false";
+        else if constexpr (std::is_integral_v<Number>) raw = std::to_string(v);
+        else raw = raw_number(static_cast<double>(v));
     }
-    /// A cell with no value ("-" on the terminal, an empty CSV field).
+    /// A cell whose JSON value is `json` (an array, an object), shown as `t`.
+    static Cell structured(std::string t, nlohmann::json json) {
+        Cell c(std::move(t));
+        c.value = std::move(json);
+        return c;
+    }
+    /// A cell with no value ("-" on the terminal, an empty CSV field, null in JSON).
     static Cell missing(std::string t = "-") {
         Cell c(std::move(t));
         c.has_raw = true;
+        c.value = nullptr;
+        return c;
+    }
+    /// A cell the row's JSON leaves out (an optional field), shown as `t`.
+    static Cell absent(std::string t = "") {
+        Cell c = missing(std::move(t));
+        c.in_json = false;
         return c;
     }
     [[nodiscard]] const std::string& csv_value() const { return has_raw ? raw : text; }
+};
+
+/// One column of a table: its terminal header, its CSV name and its JSON key ("" where the column is not shown in
+/// that rendering), and whether the terminal aligns it right (numbers).
+struct Column {
+    std::string title;
+    std::string csv;
+    std::string json;
+    bool right = false;
 };
 
 /// Terminal columns a UTF-8 string takes (code points; "Γ", "µ" and "·" are one column each).
@@ -87,13 +80,23 @@ inline std::string csv_field(const std::string& s) {
     return out + "\"";
 }
 
-/// A text table with aligned columns: numbers right, text left.  `csv()` prints the same rows as RFC 4180 CSV with
-/// raw values (cells built with a number), under the CSV column names if given (e.g. "time_s" for "time").
+/// Columns for CSV and JSON only (no terminal view), each key both the CSV name and the JSON key.
+inline std::vector<Column> machine_columns(const std::vector<std::string>& keys) {
+    std::vector<Column> out;
+    for (const std::string& key : keys) out.push_back({"", key, key});
+    return out;
+}
+
+/// The row model: rows of cells under columns, rendered as an aligned table (numbers right, text left), as
+/// RFC 4180 CSV with raw values and as a JSON array of objects (one per row), so the three cannot disagree.
 class Table {
 public:
-    explicit Table(std::vector<std::string> header, std::vector<bool> right_aligned)
-        : header_(std::move(header)), right_(std::move(right_aligned)) {
-        right_.resize(header_.size(), false);
+    explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+    /// A table shown the same in every rendering: the CSV names are the headers (unless csv_names renames them);
+    /// no JSON keys.
+    explicit Table(const std::vector<std::string>& header, std::vector<bool> right_aligned) {
+        right_aligned.resize(header.size(), false);
+        for (std::size_t c = 0; c < header.size(); ++c) columns_.push_back({header[c], header[c], "", right_aligned[c]});
     }
     void add(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
     template <class S>
@@ -103,65 +106,98 @@ public:
     }
     void rule() { rows_.emplace_back(); }
     /// Column names for CSV (machine-friendly, with units): one per column.
-    Table& csv_names(std::vector<std::string> names) {
-        csv_header_ = std::move(names);
+    Table& csv_names(const std::vector<std::string>& names) {
+        if (names.size() == columns_.size())
+            for (std::size_t c = 0; c < names.size(); ++c) columns_[c].csv = names[c];
         return *this;
+    }
+    /// The same rows in another order (indices into the rows).
+    [[nodiscard]] Table reordered(const std::vector<std::size_t>& order) const {
+        Table out(columns_);
+        for (std::size_t i : order) out.rows_.push_back(rows_.at(i));
+        return out;
     }
     [[nodiscard]] std::string csv() const {
         std::string out;
-        const std::vector<std::string>& head = csv_header_.size() == header_.size() ? csv_header_ : header_;
         // (appends, not "," + field: GCC 12's -Wrestrict misfires on const char* + std::string&& at -O3)
-        for (std::size_t c = 0; c < head.size(); ++c) {
-            if (c) out += ',';
-            out += csv_field(head[c]);
-        }
+        bool first = true;
+        for (const Column& column : columns_)
+            if (!column.csv.empty()) {
+                if (!first) out += ',';
+                out += csv_field(column.csv);
+                first = false;
+            }
         out += '\n';
         for (const auto& row : rows_) {
             if (row.empty()) continue;  // rules are for terminals
-            for (std::size_t c = 0; c < header_.size(); ++c) {
-                if (c) out += ',';
+            first = true;
+            for (std::size_t c = 0; c < columns_.size(); ++c) {
+                if (columns_[c].csv.empty()) continue;
+                if (!first) out += ',';
                 if (c < row.size()) out += csv_field(row[c].csv_value());
+                first = false;
             }
             out += '\n';
         }
         return out;
     }
+    /// The rows as JSON objects keyed by the columns' JSON keys.
+    [[nodiscard]] nlohmann::json json() const {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& row : rows_) {
+            if (row.empty()) continue;
+            nlohmann::json object = nlohmann::json::object();
+            for (std::size_t c = 0; c < columns_.size() && c < row.size(); ++c)
+                if (!columns_[c].json.empty() && row[c].in_json) object[columns_[c].json] = row[c].value;
+            out.push_back(std::move(object));
+        }
+        return out;
+    }
     [[nodiscard]] std::string render() const {
-        std::vector<std::size_t> width(header_.size());
-        for (std::size_t c = 0; c < header_.size(); ++c) width[c] = display_width(header_[c]);
+        std::vector<std::size_t> shown;
+        for (std::size_t c = 0; c < columns_.size(); ++c)
+            if (!columns_[c].title.empty()) shown.push_back(c);
+        std::vector<std::size_t> width(shown.size());
+        for (std::size_t i = 0; i < shown.size(); ++i) width[i] = display_width(columns_[shown[i]].title);
         for (const auto& row : rows_)
-            for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
-                width[c] = std::max(width[c], display_width(row[c].text));
+            for (std::size_t i = 0; i < shown.size(); ++i)
+                if (shown[i] < row.size()) width[i] = std::max(width[i], display_width(row[shown[i]].text));
         std::string out;
-        auto line = [&](const std::vector<Cell>& row) {
-            for (std::size_t c = 0; c < header_.size(); ++c) {
-                const std::string& cell = c < row.size() ? row[c].text : std::string();
-                const std::string pad(width[c] - display_width(cell), ' ');
-                out += right_[c] ? pad + cell : cell + pad;
-                out += c + 1 < header_.size() ? "  " : "";
+        const auto line = [&](const auto& text_of) {
+            for (std::size_t i = 0; i < shown.size(); ++i) {
+                const std::string cell = text_of(shown[i]);
+                const std::string pad(width[i] - display_width(cell), ' ');
+                out += columns_[shown[i]].right ? pad + cell : cell + pad;
+                out += i + 1 < shown.size() ? "  " : "";
             }
             while (!out.empty() && out.back() == ' ') out.pop_back();
             out += '\n';
         };
-        auto ruler = [&] {
-            std::size_t total = 0;
-            for (std::size_t w : width) total += w + 2;
-            out += std::string(total - 2, '-') + '\n';
-        };
-        line(std::vector<Cell>(header_.begin(), header_.end()));
-        ruler();
+        std::size_t total = 0;
+        for (std::size_t w : width) total += w + 2;
+        const std::string ruler = std::string(total - 2, '-') + '\n';
+        line([&](std::size_t c) { return columns_[c].title; });
+        out += ruler;
         for (const auto& row : rows_) {
-            if (row.empty()) ruler(); else line(row);
+            if (row.empty()) out += ruler;
+            else line([&](std::size_t c) { return c < row.size() ? row[c].text : std::string(); });
         }
         return out;
     }
 
 private:
-    std::vector<std::string> header_;
-    std::vector<std::string> csv_header_;
-    std::vector<bool> right_;
+    std::vector<Column> columns_;
     std::vector<std::vector<Cell>> rows_;
 };
+
+/// Prints what --json (`document()`) or --csv (the rows of `table`) asks for; false when neither was asked (the
+/// terminal's view is wanted).
+template <class Document>
+bool print_machine(bool as_json, bool as_csv, const Table& table, Document&& document) {
+    if (as_json) std::cout << nlohmann::json(document()).dump(2) << '\n';
+    else if (as_csv) std::cout << table.csv();
+    return as_json || as_csv;
+}
 
 inline nlohmann::json shape_json(const Shape& s) {
     nlohmann::json dims = nlohmann::json::array();

@@ -9,9 +9,7 @@
 //       bars of the issue (where the recorded data misses a bar, the achieved figure is held as a regression bound).
 #pragma once
 
-#include "predict_cmd.hpp"
-#include "report.hpp"
-#include "system_cmd.hpp"
+#include "options.hpp"
 
 #include <roofplan/io/calibrate.hpp>
 #include <roofplan/io/suite.hpp>
@@ -70,18 +68,6 @@ inline void add_validate_options(CLI::App* app, ValidateOptions& o) {
     app->add_option("--check-doc", o.check_doc, "Exit 1 when this markdown file's generated block is out of date");
 }
 
-inline std::string percent(double fraction, int digits = 1) {
-    if (!std::isfinite(fraction)) return "nan";
-    return (fraction >= 0 ? "+" : "") + fixed(100 * fraction, digits) + "%";
-}
-inline std::string abs_percent(double fraction, int digits = 1) { return fixed(100 * fraction, digits) + "%"; }
-inline std::string rate_text(double v) {
-    if (v >= 10 || v <= 0) return fixed(v, 1);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);  // three significant digits (host GEMMs: 0.0172 TFLOPS)
-    return buf;
-}
-
 namespace detail {
 
 /// Reads the reports (suites expanded) and the devices that suites describe.
@@ -109,7 +95,7 @@ inline std::string report_device_name(const json& report) {
 }  // namespace detail
 
 inline int run_validate_reports(const ValidateOptions& o) {
-    if (o.files.empty()) roofplan::detail::fail("give reports to validate against, or --recorded DIR");
+    if (o.files.empty()) fail("give reports to validate against, or --recorded DIR");
     detail::LoadedReports loaded = detail::load_reports(o.files);
     DeviceCatalog catalog = o.devices.catalog();
     std::string device_id = o.device;
@@ -120,11 +106,11 @@ inline int run_validate_reports(const ValidateOptions& o) {
     for (const auto& [file, report] : loaded.reports)
         if (device_id.empty() && !detail::report_device_name(report).empty())
             device_id = io::device_from_report_name(detail::report_device_name(report));
-    if (device_id.empty()) roofplan::detail::fail("the reports name no device; pass --device");
+    if (device_id.empty()) fail("the reports name no device; pass --device");
     const Device& device = catalog.find(device_id);
     const EfficiencyProfile defaults = default_profile(device);
     const std::vector<io::CaseComparison> base = io::compare_reports(loaded.reports, device, defaults);
-    if (base.empty()) roofplan::detail::fail("no verified GEMM, streaming or end-to-end cases in the reports");
+    if (base.empty()) fail("no verified GEMM, streaming or end-to-end cases in the reports");
     std::vector<io::CaseComparison> calibrated;
     if (!o.profile.empty()) calibrated = io::compare_reports(loaded.reports, device, io::load_profile(o.profile, device));
     const bool have_cal = !calibrated.empty();
@@ -241,7 +227,7 @@ struct RecordedTables {
 
 inline RecordedTables recorded_tables(const ValidateOptions& o) {
     namespace fs = std::filesystem;
-    if (!fs::is_directory(o.recorded)) roofplan::detail::fail("--recorded: '", o.recorded, "' is not a directory");
+    if (!fs::is_directory(o.recorded)) fail("--recorded: '", o.recorded, "' is not a directory");
     std::vector<fs::path> dirs;
     for (const auto& e : fs::directory_iterator(o.recorded))
         if (e.is_directory()) dirs.push_back(e.path());
@@ -337,7 +323,7 @@ inline RecordedTables recorded_tables(const ValidateOptions& o) {
         const GpuRun* run = nullptr;
         for (const GpuRun& g : out.gpus)
             if (g.device.id.view() == id) run = &g;
-        if (!run) roofplan::detail::fail(file, ": no micro-benchmark run of ", id, " to calibrate its predictions");
+        if (!run) fail(file, ": no micro-benchmark run of ", id, " to calibrate its predictions");
         auto b = io::compare_e2e(file, report, run->device, default_profile(run->device));
         auto a = io::compare_e2e(file, report, run->device, run->calibrated);
         for (auto* list : {&b, &a})
@@ -462,7 +448,7 @@ inline std::string with_generated_block(const std::string& doc, const std::strin
     const auto begin = doc.find(generated_begin);
     const auto end = doc.find(generated_end);
     if (begin == std::string::npos || end == std::string::npos || end < begin)
-        roofplan::detail::fail(file, ": no generated block (a line '", generated_begin, "' followed by '", generated_end, "')");
+        fail(file, ": no generated block (a line '", generated_begin, "' followed by '", generated_end, "')");
     return doc.substr(0, begin) + std::string(generated_begin) + "\n\n" + block + "\n" + doc.substr(end);
 }
 
@@ -477,7 +463,7 @@ inline int run_validate_recorded(const ValidateOptions& o) {
         const std::string doc = io::read_text(o.update_doc);
         std::ofstream out(o.update_doc, std::ios::binary);
         out << with_generated_block(doc, o.update_doc, md);
-        if (!out) roofplan::detail::fail("cannot write '", o.update_doc, "'");
+        if (!out) fail("cannot write '", o.update_doc, "'");
         std::cerr << "updated " << o.update_doc << "\n";
     }
     if (!o.check_doc.empty()) {
@@ -516,11 +502,11 @@ inline int run_validate_recorded(const ValidateOptions& o) {
 
 inline int run_validate(const ValidateOptions& o) {
     if (!o.recorded.empty()) {
-        if (!o.files.empty()) roofplan::detail::fail("give either reports or --recorded DIR, not both");
+        if (!o.files.empty()) fail("give either reports or --recorded DIR, not both");
         return run_validate_recorded(o);
     }
     if (o.markdown || o.check || !o.update_doc.empty() || !o.check_doc.empty())
-        roofplan::detail::fail("--markdown, --check, --update-doc and --check-doc need --recorded DIR");
+        fail("--markdown, --check, --update-doc and --check-doc need --recorded DIR");
     return run_validate_reports(o);
 }
 

@@ -1,0 +1,13 @@
+// tools/roofplan/commands.hpp — the subcommands, one .cpp file each (CLI11's subcommands-in-files pattern), in the
+// order `roofplan --help` lists them.
+#pragma once
+
+#include "cli.hpp"
+
+namespace roofplan::cli {
+
+extern const Command models_command, inspect_command, devices_command, predict_command, systems_command,
+    collective_command, roofline_command, compare_command, scaling_command, calibrate_command, validate_command,
+    explain_command, plan_command;
+
+}  // namespace roofplan::cli

@@ -1,0 +1,161 @@
+// tools/roofplan/options.hpp — the option groups several subcommands share (device files, the model source, systems)
+// and the parsers of option values (lists, sizes).  An option means the same on every command that has it.
+#pragma once
+
+#include "cli.hpp"
+#include "format.hpp"
+#include "report.hpp"
+
+#include <roofplan/io/calibrate.hpp>  // links_from_json
+#include <roofplan/io/json.hpp>
+#include <roofplan/io/model_file.hpp>
+#include <roofplan/roofplan.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <iostream>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace roofplan::cli {
+
+using json = nlohmann::json;
+
+/// --device-file: user devices besides the catalog.
+struct DeviceOptions {
+    std::vector<std::string> device_files;
+    [[nodiscard]] DeviceCatalog catalog() const {
+        DeviceCatalog c;
+        for (const std::string& f : device_files) io::load_devices(c, f);
+        return c;
+    }
+};
+
+inline void add_device_options(CLI::App* app, DeviceOptions& o) {
+    app->add_option("--device-file", o.device_files,
+                    "JSON file with extra devices (schema of data/devices.json); repeatable");
+}
+
+/// Adds --model/-m (required unless --model-file), --model-file, --strict and --input to `app`.
+inline void add_model_source(CLI::App* app, io::ModelSource& s) {
+    auto* zoo = app->add_option("--model,-m", s.model, "Model id (see `roofplan models`)");
+    auto* file = app->add_option("--model-file", s.model_file,
+                                 "Model file instead of --model: .onnx (ONNX graph) or .json (roofplan-model/1, "
+                                 "see docs/model-files.md)");
+    zoo->excludes(file);
+    file->excludes(zoo);
+    app->add_flag("--strict", s.strict, "ONNX: fail on operators roofplan cannot count instead of reporting them");
+    app->add_option("--input", s.inputs, "ONNX: a graph input that carries data (repeatable; default: detected)");
+}
+
+/// The model a command names; a file is read once per process (compare resolves the model for every system), and
+/// the operators an ONNX import left out are reported on stderr.
+inline const io::LoadedModel& cached_model(const io::ModelSource& s) {
+    static std::map<std::tuple<std::string, std::string, std::int64_t, std::int64_t, bool, std::vector<std::string>>,
+                    io::LoadedModel>
+        cache;
+    const auto key = std::make_tuple(s.model, s.model_file, s.seq, s.image_size, s.strict, s.inputs);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    const io::LoadedModel& loaded = cache.emplace(key, io::load_model(s)).first->second;
+    for (const io::SkippedOperator& u : loaded.unsupported)
+        std::cerr << "roofplan: warning: " << s.model_file << ": " << u.count << "x " << u.op_type << " not counted ("
+                  << u.reason << "; first: '" << u.first_node << "'); --strict makes this an error\n";
+    return loaded;
+}
+
+/// What an ONNX import did, for JSON reports (null for other models).
+inline json import_json(const io::LoadedModel& m) {
+    if (m.source != "onnx") return nullptr;
+    json unsupported = json::array();
+    for (const io::SkippedOperator& u : m.unsupported)
+        unsupported.push_back({{"op_type", u.op_type}, {"count", u.count}, {"first_node", u.first_node},
+                               {"reason", u.reason}});
+    return {{"unsupported", std::move(unsupported)}, {"views_skipped", m.views_skipped},
+            {"constant_nodes_skipped", m.constant_nodes_skipped}, {"nodes_fused", m.nodes_fused}, {"notes", m.notes}};
+}
+
+/// A CLI11 check for counts that must be >= 1 (a batch): "--batch: must be an integer >= 1, got '0'".
+inline CLI::Validator positive_count() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            std::int64_t v = 0;
+            const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec != std::errc{} || ptr != text.data() + text.size() || v < 1)
+                return "must be an integer >= 1, got '" + text + "'";
+            return {};
+        },
+        "INT>=1");
+}
+
+/// "a,b,c" → {"a", "b", "c"}.
+inline std::vector<std::string> parse_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', start);
+        out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+/// Parses "1,2,4,8" into positive integers; `what` names the option in errors.
+inline std::vector<int> parse_int_list(const std::string& text, std::string_view what) {
+    std::vector<int> out;
+    for (const std::string& item : parse_list(text)) {
+        int v = 0;
+        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v < 1)
+            fail(what, ": '", item, "' is not a positive integer (expected e.g. 1,2,4,8)");
+        out.push_back(v);
+    }
+    return out;
+}
+
+/// Parses "64MB", "1GiB", "4096", "1.5GB" (decimal k/M/G, binary Ki/Mi/Gi; B optional).
+inline std::int64_t parse_bytes(const std::string& text) {
+    double value = 0;
+    const char* begin = text.data();
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(begin, end, value);
+    if (ec != std::errc() || !(value > 0)) fail("'", text, "' is not a size; use e.g. 4096, 64KB, 1MiB, 1GB");
+    std::string unit(ptr, end);
+    for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!unit.empty() && unit.back() == 'b') unit.pop_back();
+    static const std::map<std::string, double> scales = {{"", 1},     {"k", 1e3},       {"m", 1e6},
+                                                         {"g", 1e9},  {"ki", 1024.0},   {"mi", 1024.0 * 1024},
+                                                         {"gi", 1024.0 * 1024 * 1024}};
+    const auto scale = scales.find(unit);
+    if (scale == scales.end()) fail("'", text, "': unknown size unit; accepted: B, KB, MB, GB, KiB, MiB, GiB");
+    const double bytes = value * scale->second;
+    if (bytes > 1e15) fail("'", text, "' is too large (at most 1 PB)");
+    return static_cast<std::int64_t>(bytes);
+}
+
+/// The systems a command sees: the built-ins plus those of --system-file (same id: replaces).  A file is read once
+/// (commands keep pointers to its systems).
+inline const std::vector<System>& system_catalog(const std::string& file) {
+    if (file.empty()) return builtin_systems();
+    static std::map<std::string, std::vector<System>> files;
+    if (const auto it = files.find(file); it != files.end()) return it->second;
+    return files.emplace(file, io::load_systems(file)).first->second;
+}
+
+/// The system `id` among the built-ins and those of --system-file.
+inline const System& pick_system(const std::string& id, const std::string& file) {
+    if (file.empty()) return find_system(id);
+    return find_system(id, system_catalog(file));
+}
+
+/// The link parameters of a calibrated profile file (roofplan calibrate with roofplan-nccl reports), or the
+/// defaults when no profile is given or it carries none.
+inline LinkParameters profile_links(const std::string& profile) {
+    return profile.empty() ? LinkParameters{} : io::links_from_json(io::parse(io::read_text(profile), profile), profile);
+}
+
+}  // namespace roofplan::cli

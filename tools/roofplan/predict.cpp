@@ -1,0 +1,281 @@
+// tools/roofplan/predict.cpp — `roofplan predict`: one GPU (--device) or data-parallel training on a system
+// (--system): throughput, step time, bounds, memory, energy.
+#include "breakdown_svg.hpp"
+#include "commands.hpp"
+#include "predict_options.hpp"
+
+#include <roofplan/system/parallel.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
+namespace roofplan::cli {
+namespace {
+
+/// predict --system: the data-parallel options.
+struct SystemOptions {
+    std::string system;
+    std::string system_file;
+    int gpus = 0;
+    int nodes = 0;
+    std::string data_parallel = "ddp";
+    bool no_overlap = false;
+    bool single_flow = false;
+    double dataset = 0;
+    double epochs = 0;
+    double price = 0;
+};
+
+/// Every layer of a prediction, in model order (the terminal's "slowest layers" is the same rows, reordered).
+Table layer_table(const Resolved& r, const Prediction& p) {
+    const bool train = p.mode == Mode::train;
+    Table t({{"layer", "layer", "name"},
+             {"type", "type", "type"},
+             {"time", "time_s", "time_s", true},
+             {"fwd", "forward_s", "forward_s", true},
+             {"bwd-data", "backward_data_s", "backward_data_s", true},
+             {"bwd-weight", "backward_weight_s", "backward_weight_s", true},
+             {"", "flops", "flops"},
+             {"", "bytes", "bytes"},
+             {"FLOP/B", "arithmetic_intensity", "", true},
+             {"bound", "bound", "bound"}});
+    for (const LayerPrediction& lp : p.layers) {
+        const Node& n = r.model().nodes()[lp.node];
+        const double intensity = lp.bytes.value() > 0 ? lp.flops.value() / lp.bytes.value() : 0.0;
+        const auto pass = [&](Pass which) {
+            const double s = lp.pass[which].value();
+            return Cell(train || which == Pass::forward ? seconds_text(s) : "-", s);
+        };
+        t.add({std::string(n.name.view()), std::string(type_label(n.layer)),
+               {seconds_text(lp.time.value()), lp.time.value()}, pass(Pass::forward), pass(Pass::backward_data),
+               pass(Pass::backward_weight), {"", lp.flops.value()},
+               {"", lp.bytes.value()}, {fixed(intensity, 1), intensity}, std::string(to_string(lp.bound))});
+    }
+    return t;
+}
+
+/// The time per layer type (and the optimizer update), largest first.
+Table type_table(const Prediction& p) {
+    Table t({{"layer type", "", "type"}, {"time", "", "time_s", true}, {"share", "", "", true}});
+    for (const auto& [type, time] : p.by_type)
+        t.add({std::string(type), {seconds_text(time.value()), time.value()},
+               fixed(100 * time.value() / p.step_time.value(), 1) + "%"});
+    return t;
+}
+
+json prediction_json(const Resolved& r, const Prediction& p) {
+    json out = {{"model", r.model_id()},
+                {"device", r.device.id.view()},
+                {"mode", to_string(p.mode)},
+                {"precision", to_string(p.precision)},
+                {"math_class", to_string(p.math)},
+                {"batch", p.batch},
+                {"throughput_samples_per_s", p.throughput_samples_per_s},
+                {"step_time_s", p.step_time.value()},
+                {"compute_time_s", p.compute_time.value()},
+                {"phase_time_s",
+                 {{"forward", p.phase_time[Phase::forward].value()},
+                  {"backward_data", p.phase_time[Phase::backward_data].value()},
+                  {"backward_weight", p.phase_time[Phase::backward_weight].value()},
+                  {"optimizer", p.phase_time[Phase::optimizer].value()}}},
+                {"flops_per_step", p.flops.value()},
+                {"bytes_per_step", p.bytes.value()},
+                {"achieved_tflops", p.achieved.value() / 1e12},
+                {"fraction_of_peak", p.fraction_of_peak},
+                {"memory_bytes", p.memory.total().value()},
+                {"memory",
+                 {{"weights", p.memory.weights.value()},
+                  {"gradients", p.memory.gradients.value()},
+                  {"optimizer_state", p.memory.optimizer_state.value()},
+                  {"activations", p.memory.activations.value()},
+                  {"activations_per_sample", p.memory.activations_per_sample.value()},
+                  {"reserved", p.memory.reserved.value()},
+                  {"capacity", p.capacity.value()}}},
+                {"fits", p.fits},
+                {"max_batch", p.max_batch},
+                {"power_w", p.power.value()},
+                {"samples_per_joule", p.samples_per_joule},
+                {"samples_per_s_per_watt", p.samples_per_joule},
+                {"profile", r.profile.source.view()},
+                {"by_type", type_table(p).json()},
+                {"layers", layer_table(r, p).json()}};
+    if (p.mode == Mode::train) out["optimizer"] = to_string(p.optimizer);
+    out[r.loaded->uses_seq ? "seq" : "image_size"] = r.loaded->size;
+    return out;
+}
+
+void print_summary(const Resolved& r, const Prediction& p) {
+    const bool train = p.mode == Mode::train;
+    std::cout << r.model_id() << " on " << r.device.name.view() << " (" << r.device.id.view() << "): "
+              << (train ? "training" : "inference") << ", batch " << p.batch << ", " << to_string(p.precision)
+              << " on " << to_string(p.math) << (r.loaded->uses_seq ? ", seq " : ", image ") << r.loaded->size << "\n"
+              << "efficiency profile: " << r.profile.source.view() << "\n\n";
+    std::cout << "  throughput      " << fixed(p.throughput_samples_per_s, 1) << " samples/s\n"
+              << "  step time       " << seconds_text(p.step_time.value()) << "\n";
+    if (train)
+        std::cout << "    forward " << seconds_text(p.phase_time[Phase::forward].value()) << ", backward-data "
+                  << seconds_text(p.phase_time[Phase::backward_data].value()) << ", backward-weight "
+                  << seconds_text(p.phase_time[Phase::backward_weight].value()) << ", optimizer " << seconds_text(p.phase_time[Phase::optimizer].value())
+                  << "\n";
+    std::cout << "  arithmetic      " << si(p.flops.value()) << "FLOP, " << si(p.bytes.value()) << "B moved per step\n"
+              << "  achieved        " << fixed(p.achieved.value() / 1e12, 1) << " TFLOP/s = "
+              << fixed(100 * p.fraction_of_peak, 1) << "% of the " << to_string(p.math) << " peak ("
+              << peak_text(r.device.peak[p.math]) << ")\n"
+              << "  memory          " << gib(p.memory.total().value()) << " of " << gib(p.capacity.value())
+              << (p.fits ? " (fits)" : " (DOES NOT FIT)") << "; largest batch that fits: " << p.max_batch << "\n"
+              << "    weights " << gib(p.memory.weights.value()) << ", gradients " << gib(p.memory.gradients.value())
+              << ", optimizer " << gib(p.memory.optimizer_state.value()) << ", activations "
+              << gib(p.memory.activations.value()) << ", reserved " << gib(p.memory.reserved.value()) << "\n"
+              << "  energy          " << fixed(p.samples_per_joule, 2) << " samples/J at " << fixed(p.power.value(), 0)
+              << " W (" << (r.profile.power_w > 0 ? "measured" : "TDP") << ")\n\n";
+}
+
+int run_predict(const PredictOptions& o) {
+    const Resolved r = resolve(o);
+    const Prediction p = Predictor(r.model())(r.device, r.profile, r.request);
+    if (!o.svg.empty()) write_breakdown_svg(o.svg, r.model(), r.device, p, r.model_id(), o.top);
+    const Table layers = layer_table(r, p);
+    if (print_machine(o.json, o.csv, layers, [&] { return prediction_json(r, p); })) return 0;
+    print_summary(r, p);
+    std::cout << type_table(p).render() << "\n";
+    std::vector<std::size_t> order(p.layers.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (!o.all_layers) {
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return p.layers[a].time.value() > p.layers[b].time.value(); });
+        if (o.top >= 0 && order.size() > static_cast<std::size_t>(o.top)) order.resize(static_cast<std::size_t>(o.top));
+    }
+    std::cout << (o.all_layers ? "every layer:\n" : "slowest layers:\n") << layers.reordered(order).render();
+    return 0;
+}
+
+/// The data-parallel figures of predict --system, added to the single-GPU prediction's JSON.
+json system_json(const Resolved& r, const System& s, const ParallelRequest& pr, const ParallelPrediction& p,
+                 const std::optional<TrainingRun>& run) {
+    json out = prediction_json(r, p.gpu);
+    out["system"] = s.id.view();
+    out["gpus"] = p.gpus;
+    out["nodes"] = p.nodes;
+    out["data_parallel"] = to_string(pr.mode);
+    out["step_time_s"] = p.step_time.value();
+    out["compute_time_s"] = p.compute_time.value();
+    out["comm_time_s"] = p.comm_time.value();
+    out["exposed_comm_time_s"] = p.exposed_comm.value();
+    out["comm_fraction"] = p.comm_fraction;
+    out["comm_hidden"] = p.comm_hidden;
+    out["scaling_efficiency"] = p.scaling_efficiency;
+    out["throughput_samples_per_s"] = p.throughput_samples_per_s;
+    out["throughput_per_gpu_alone"] = p.gpu.throughput_samples_per_s;
+    out["samples_per_joule"] = p.throughput_samples_per_s / (p.gpus * p.gpu.power.value());
+    if (run) {
+        out["time_to_train_s"] = run->time.value();
+        out["gpu_hours"] = run->gpu_hours;
+        out["cost"] = run->cost;
+    }
+    return out;
+}
+
+/// predict --system --csv: one row, the JSON's scalar figures.
+Table system_row(const json& out) {
+    std::vector<Column> columns;
+    std::vector<Cell> row;
+    for (const char* key : {"model", "system", "device", "gpus", "nodes", "data_parallel", "batch", "precision",
+                            "throughput_samples_per_s", "throughput_per_gpu_alone", "scaling_efficiency",
+                            "step_time_s", "compute_time_s", "comm_time_s", "exposed_comm_time_s", "comm_fraction",
+                            "comm_hidden", "memory_bytes", "fits", "samples_per_joule", "time_to_train_s",
+                            "gpu_hours", "cost"}) {
+        if (!out.contains(key)) continue;
+        const json& v = out.at(key);
+        columns.push_back({key, key, key});
+        if (v.is_number_integer()) row.emplace_back("", v.get<std::int64_t>());
+        else if (v.is_number()) row.emplace_back("", v.get<double>());
+        else if (v.is_boolean()) row.emplace_back(v.get<bool>() ? "true" : "false");
+        else row.emplace_back(v.get<std::string>());
+    }
+    Table t(columns);
+    t.add(row);
+    return t;
+}
+
+void print_system(const Resolved& r, const System& s, const ParallelRequest& pr, const ParallelPrediction& p,
+                  const std::optional<TrainingRun>& run, double price) {
+    std::cout << r.model_id() << " on " << s.name.view() << ": " << p.gpus << " GPU" << (p.gpus > 1 ? "s" : "") << " ("
+              << p.nodes << " node" << (p.nodes > 1 ? "s" : "") << "), " << to_string(pr.mode) << ", batch "
+              << r.request.batch << " per GPU, " << to_string(r.request.precision) << "\n\n"
+              << "  throughput        " << fixed(p.throughput_samples_per_s, 1) << " samples/s (one GPU alone: "
+              << fixed(p.gpu.throughput_samples_per_s, 1) << ")\n"
+              << "  scaling           " << fixed(100 * p.scaling_efficiency, 1) << "% efficiency\n"
+              << "  step time         " << seconds_text(p.step_time.value()) << " = compute "
+              << seconds_text(p.compute_time.value()) << " + exposed communication "
+              << seconds_text(p.exposed_comm.value()) << " (" << fixed(100 * p.comm_fraction, 1) << "%)\n"
+              << "  communication     " << seconds_text(p.comm_time.value()) << " per step in all, "
+              << (p.comm_hidden ? "hidden behind the backward pass" : "partly exposed") << "\n"
+              << "  memory per GPU    " << gib(p.gpu.memory.total().value()) << " of " << gib(p.gpu.capacity.value())
+              << (p.gpu.fits ? " (fits)" : " (DOES NOT FIT)") << "\n";
+    if (run)
+        std::cout << "  time to train     " << fixed(run->time.value() / 3600.0, 2) << " h (" << fixed(run->steps, 0)
+                  << " steps), " << fixed(run->gpu_hours, 1) << " GPU-hours"
+                  << (price > 0 ? ", cost " + fixed(run->cost, 2) : std::string()) << "\n";
+}
+
+int run_predict_system(const PredictOptions& po, const SystemOptions& so) {
+    const System& s = pick_system(so.system, so.system_file);
+    PredictOptions with_device = po;
+    if (with_device.device.empty()) with_device.device = std::string(s.device.view());
+    const Resolved r = resolve(with_device);
+    ParallelRequest pr;
+    pr.gpus = so.gpus == 0 ? 1 : so.gpus;
+    pr.nodes = so.nodes;
+    pr.mode = parse_data_parallel(so.data_parallel);
+    pr.overlap = !so.no_overlap;
+    pr.single_flow = so.single_flow;
+    pr.links = profile_links(po.profile);
+    const ParallelPrediction p = predict_parallel(Predictor(r.model()), r.device, r.profile, r.request, s, pr);
+    if (!po.svg.empty()) write_breakdown_svg(po.svg, r.model(), r.device, p.gpu, r.model_id(), po.top);
+    std::optional<TrainingRun> run;
+    if (so.dataset > 0 || so.epochs > 0) run = time_to_train(p, r.request.batch, so.dataset, so.epochs, so.price);
+    const json out = system_json(r, s, pr, p, run);
+    if (!print_machine(po.json, po.csv, system_row(out), [&] { return out; })) print_system(r, s, pr, p, run, so.price);
+    return 0;
+}
+
+/// predict's options: one GPU, and with --system the data-parallel ones.
+struct PredictCommand {
+    PredictOptions predict;
+    SystemOptions system;
+};
+
+int run_predict_command(const PredictCommand& o) {
+    return o.system.system.empty() ? run_predict(o.predict) : run_predict_system(o.predict, o.system);
+}
+
+void add_system_options(CLI::App* app, SystemOptions& o) {
+    app->add_option("--system", o.system, "Predict data-parallel training on this system (see `roofplan systems`)");
+    app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)");
+    app->add_option("--gpus", o.gpus, "GPUs in total (with --system; default 1)");
+    app->add_option("--nodes", o.nodes, "Nodes (with --system; default: as few as the GPUs need)");
+    app->add_option("--data-parallel", o.data_parallel, "ddp (DistributedDataParallel) or dp (nn.DataParallel)");
+    app->add_flag("--no-overlap", o.no_overlap, "DDP without overlapping all-reduce and backward");
+    app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
+    app->add_option("--dataset", o.dataset, "Samples per epoch (for time-to-train)");
+    app->add_option("--epochs", o.epochs, "Epochs (for time-to-train)");
+    app->add_option("--price", o.price, "Price per GPU-hour (for cost)");
+}
+
+void add_predict_command_options(CLI::App* app, PredictCommand& o) {
+    add_predict_options(app, o.predict, false);
+    app->add_option("--top", o.predict.top, "Layers to list, slowest first (default 12)");
+    app->add_option("--svg", o.predict.svg,
+                    "Write the step-time breakdown chart (slowest layers, layer types) to this SVG");
+    app->add_flag("--layers", o.predict.all_layers, "List every layer in model order");
+    add_system_options(app, o.system);
+}
+
+}  // namespace
+
+const Command predict_command = command<PredictCommand>(
+    "predict", "Predict training or inference on one GPU: throughput, step time, bounds, memory, energy",
+    add_predict_command_options, run_predict_command);
+
+}  // namespace roofplan::cli

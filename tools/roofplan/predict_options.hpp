@@ -1,0 +1,77 @@
+// tools/roofplan/predict_options.hpp — the workload options of predict, roofline, compare, scaling and plan, and
+// what they resolve to (model, device, profile, request).
+#pragma once
+
+#include "options.hpp"
+
+#include <roofplan/roofplan.hpp>
+
+#include <string>
+
+namespace roofplan::cli {
+
+struct PredictOptions {
+    DeviceOptions devices;
+    io::ModelSource source;  ///< --model / --model-file, --seq, --image-size
+    std::string device;
+    std::int64_t batch = 0;
+    std::string precision = "fp32";
+    std::string mode = "train";
+    std::string optimizer = "sgd";
+    std::string profile;
+    double reserved_gib = 1.0;
+    int top = 12;
+    bool all_layers = false;
+    bool json = false;
+    bool csv = false;
+    std::string svg;  ///< roofline: the roofline chart; predict: the step-time breakdown chart
+};
+
+/// The options predict (`roofline` false) and roofline share.
+inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline) {
+    add_device_options(app, o.devices);
+    add_model_source(app, o.source);
+    auto* device = app->add_option("--device,-d", o.device, "Device id or alias (see `roofplan devices`)");
+    if (roofline) device->required();
+    app->add_option("--batch,-b", o.batch, "Batch size per GPU (default: 32 for training, 1... see docs)")
+        ->check(positive_count());
+    app->add_option("--seq,-s", o.source.seq, "Sequence length (transformers, GNMT)");
+    app->add_option("--image-size", o.source.image_size, "Square input resolution (CNNs)");
+    app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (inference)");
+    app->add_option("--mode", o.mode, "train or infer");
+    app->add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam (training memory and update)");
+    app->add_option("--profile", o.profile, "Calibrated efficiency profile (JSON); default: per-generation defaults");
+    app->add_option("--reserved-gib", o.reserved_gib,
+                    "Framework memory besides tensors: CUDA context, workspaces (GiB, default 1)");
+    add_output_flags(app, o.json, o.csv, "Print JSON",
+                     roofline ? "Print the layers' points as CSV (RFC 4180, raw numbers)"
+                              : "Print every layer (model order) as CSV: raw seconds, FLOPs, bytes, bound");
+}
+
+/// What a run resolved its options to.
+struct Resolved {
+    const io::LoadedModel* loaded = nullptr;
+    Device device;
+    EfficiencyProfile profile;
+    PredictRequest request;
+    [[nodiscard]] const Model& model() const { return loaded->model; }
+    [[nodiscard]] const std::string& model_id() const { return loaded->id; }
+};
+
+inline Resolved resolve(const PredictOptions& o) {
+    if (o.device.empty()) fail("give --device D (or --system S, whose GPU is used)");
+    const DeviceCatalog catalog = o.devices.catalog();
+    Resolved r{&cached_model(o.source), catalog.find(o.device), {}, {}};
+    r.profile = o.profile.empty() ? default_profile(r.device) : io::load_profile(o.profile, r.device);
+    r.request.mode = parse_mode(o.mode);
+    r.request.precision = parse_precision(o.precision);
+    r.request.optimizer = parse_optimizer(o.optimizer);
+    r.request.batch = o.batch != 0 ? o.batch : (r.request.mode == Mode::train ? 32 : 1);
+    require_batch(r.request.batch);
+    if (!(o.reserved_gib >= 0 && o.reserved_gib < 1e6))
+        fail("--reserved-gib must be a number of GiB >= 0, got ", fixed(o.reserved_gib, 3));
+    r.request.reserved = units::bytes(static_cast<std::int64_t>(o.reserved_gib * 1073741824.0));
+    return r;
+}
+
+}  // namespace roofplan::cli
