@@ -3,6 +3,8 @@
 #include "options.hpp"
 #include "progress.hpp"
 
+#include <roofplan/system/parallel.hpp>
+
 #include <iostream>
 
 namespace roofplan::cli {
@@ -12,8 +14,9 @@ struct CollectiveOptions {
     std::string op = "allreduce";
     std::string system;
     std::string system_file;
-    int gpus = 0;   ///< per node (0: all of the node)
-    int nodes = 0;  ///< (0: 1)
+    int gpus = 0;           ///< in total (0: every GPU of the nodes)
+    int gpus_per_node = 0;  ///< instead of gpus (0: all of a node)
+    int nodes = 0;          ///< (0: as few as the GPUs need, else 1)
     std::string bytes;
     std::string sweep;
     std::string algorithm = "ring";
@@ -38,10 +41,21 @@ std::vector<std::int64_t> message_sizes(const CollectiveOptions& o) {
     return sizes;
 }
 
-/// Where the collective runs: --gpus on each of --nodes.
+/// Where the collective runs, as predict --system places GPUs: --gpus in total (on --nodes, default as few as they
+/// need), or --gpus-per-node on each of --nodes (default 1); by default every GPU of the nodes.
 CollectivePlace where(const System& s, const CollectiveOptions& o) {
-    const int per_node = o.gpus == 0 ? s.gpus_per_node : o.gpus;
-    return {first_gpus(s, per_node), o.nodes == 0 ? 1 : o.nodes, o.single_flow};
+    if (o.gpus != 0 && o.gpus_per_node != 0) fail("give --gpus (in total) or --gpus-per-node, not both");
+    if (o.gpus_per_node < 0) fail("--gpus-per-node must be >= 1, got ", o.gpus_per_node);
+    ParallelRequest request;
+    request.single_flow = o.single_flow;
+    request.nodes = o.nodes;
+    if (o.gpus != 0) {
+        request.gpus = o.gpus;
+    } else {
+        request.nodes = o.nodes == 0 ? 1 : o.nodes;
+        request.gpus = (o.gpus_per_node != 0 ? o.gpus_per_node : s.gpus_per_node) * request.nodes;
+    }
+    return placement(s, request);
 }
 
 Table result_table(const System& s, Collective op, Algorithm algorithm, const CollectivePlace& place,
@@ -91,8 +105,9 @@ void add_collective_options(CLI::App* app, CollectiveOptions& o) {
     app->add_option("--op", o.op, "allreduce, broadcast, reduce, reducescatter or allgather");
     app->add_option("--system", o.system, "System id (see `roofplan systems`)")->required();
     app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)");
-    app->add_option("--gpus", o.gpus, "GPUs per node taking part (default: all of the node)");
-    app->add_option("--nodes", o.nodes, "Nodes (default 1)");
+    app->add_option("--gpus", o.gpus, "GPUs taking part, in total (default: every GPU of the nodes)");
+    app->add_option("--gpus-per-node", o.gpus_per_node, "GPUs taking part on each node, instead of --gpus");
+    app->add_option("--nodes", o.nodes, "Nodes (default: as few as --gpus need, else 1)");
     app->add_option("--bytes", o.bytes, "Message size S, e.g. 64MB (nccl-tests' size)");
     app->add_option("--sweep", o.sweep, "Sizes FROM:TO, doubling, e.g. 1MB:1GB");
     app->add_option("--algorithm", o.algorithm, "ring or tree (tree: all-reduce only)");
