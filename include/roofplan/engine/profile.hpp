@@ -10,11 +10,35 @@
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/detail/fixed_string.hpp>
 #include <roofplan/device/device.hpp>
+#include <roofplan/runtime/kernel.hpp>
 
 #include <array>
+#include <utility>
 #include <string_view>
 
 namespace roofplan {
+
+/// How fast a memory-bound kernel class runs: t = bytes / (bandwidth · memory) + fixed_s (the operator
+/// micro-benchmarks fit both; small kernels never reach the bandwidth, which the fixed cost expresses).
+struct KernelClassCost {
+    double memory = 0;    ///< fraction of datasheet bandwidth at large sizes; 0: unset (the profile's `memory`)
+    double fixed_s = -1;  ///< GPU time of an empty kernel of the class; < 0: unset (the profile's `launch_s`)
+};
+
+/// What the host CPU spends issuing work (seconds), a property of the host and the framework, not the GPU.
+struct HostCosts {
+    double module_s = 12e-6;    ///< an operator called from Python, autograd recording it (nn.Module or functional)
+    double internal_s = 4e-6;   ///< an operator dispatched inside another (autocast casts, bias adds)
+    double backward_s = 6e-6;   ///< an autograd node run by the backward engine
+    double optimizer_s = 15e-6; ///< a foreach optimizer operation called from Python
+    double per_tensor_s = 2.4e-6;     ///< the optimizer's Python bookkeeping per parameter tensor (SGD foreach)
+    double adam_per_tensor_s = 11.5e-6; ///< the same for AdamW foreach (state and step-count handling)
+    double launch_s = 2.5e-6;   ///< cudaLaunchKernel, for every kernel issued from the host
+    double graph_s = 10e-6;     ///< launching a captured CUDA graph
+    double graph_node_s = 0.9e-6; ///< the host's share of a graph launch per kernel in the graph
+    double sync_s = 10e-6;      ///< a host-device synchronisation (end of step, a scaler check)
+    FixedString<63> source{"default (PyTorch 2.x eager on a server CPU; docs/model.md)"};
+};
 
 /// Efficiency parameters of one device.  Fractions are of the datasheet peak (compute) or bandwidth (memory).
 struct EfficiencyProfile {
@@ -45,6 +69,17 @@ struct EfficiencyProfile {
     int split_k_min = 512;
     /// Board power under load in watts (0: use the datasheet TDP).
     double power_w = 0;
+    /// Memory-bound kernel classes of the kernel-level runtimes (indexed by KernelClass).
+    std::array<KernelClassCost, kernel_class_count> kernel_class{};
+    /// Host dispatch costs of the kernel-level runtimes.
+    HostCosts host{};
+    /// Where the kernel-class curves came from ("default (...)" or the operator micro-benchmarks' file).
+    FixedString<127> kernel_class_source{"default (generation priors; docs/model.md)"};
+
+    /// Whether the kernel-class curves were fitted (or read from a profile that carries them).
+    [[nodiscard]] constexpr bool kernel_classes_calibrated() const {
+        return !kernel_class_source.view().starts_with("default");
+    }
 
     [[nodiscard]] constexpr double gemm_efficiency(MathClass m) const { return gemm[static_cast<std::size_t>(m)]; }
     /// The convolution factor of a math class: its calibrated value, else `conv`.
@@ -75,6 +110,19 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
         detail::fail(where, ": tile sizes must be in [1, 4096]");
     if (p.split_k_min < 1) detail::fail(where, ": split_k_min must be >= 1");
     if (!(p.power_w >= 0 && p.power_w < 1e5)) detail::fail(where, ": power_w must be >= 0 (0 = use TDP)");
+    for (KernelClass c : all_kernel_classes) {
+        const KernelClassCost& k = p.kernel_class[static_cast<std::size_t>(c)];
+        if (!(k.memory == 0 || (k.memory > 0 && k.memory <= 1.0)))
+            detail::fail(where, ": kernel_class.", to_string(c), ".memory must be 0 (unset) or a fraction in (0, 1]");
+        if (!(k.fixed_s < 1e-3) || (k.fixed_s < 0 && k.fixed_s != -1))
+            detail::fail(where, ": kernel_class.", to_string(c), ".fixed_s must be in [0, 1e-3) seconds (or -1: unset)");
+    }
+    const HostCosts& h = p.host;
+    for (const auto& [v, field] : {std::pair{h.module_s, "module_s"}, {h.internal_s, "internal_s"}, {h.backward_s, "backward_s"},
+                                   {h.optimizer_s, "optimizer_s"}, {h.per_tensor_s, "per_tensor_s"}, {h.launch_s, "launch_s"},
+                                   {h.graph_s, "graph_s"}, {h.sync_s, "sync_s"},
+                                   {h.adam_per_tensor_s, "adam_per_tensor_s"}, {h.graph_node_s, "graph_node_s"}})
+        if (!(v >= 0 && v < 1e-2)) detail::fail(where, ": host.", field, " must be in [0, 0.01) seconds");
 }
 
 /// The default profile of a device's architecture generation.

@@ -204,6 +204,36 @@ inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
     for (const Device& d : devices_from_json(parse(read_text(file), file), file)) catalog.add(d, file);
 }
 
+/// The kernel-class curves and host costs of a profile (optional; absent: the generation's defaults).
+///   "kernel_class": {"elementwise": {"memory": 0.9, "fixed_s": 1.9e-6}, ...},
+///   "host": {"module_s": 1.8e-5, "backward_s": 2.2e-5, ..., "source": "..."}
+inline void kernel_classes_from_json(const json& j, const std::string& root, EfficiencyProfile& p) {
+    if (j.contains("kernel_class")) {
+        const json& k = j.at("kernel_class");
+        if (!k.is_object()) roofplan::detail::fail(root, ".kernel_class: expected an object of kernel class -> curve");
+        for (const auto& [key, value] : k.items()) {
+            const std::string where = root + ".kernel_class." + key;
+            KernelClassCost& cost = p.kernel_class[static_cast<std::size_t>(parse_kernel_class(key))];
+            if (!value.is_object()) roofplan::detail::fail(where, ": expected {\"memory\": fraction, \"fixed_s\": seconds}");
+            if (value.contains("memory")) cost.memory = detail::number(value, "memory", where);
+            if (value.contains("fixed_s")) cost.fixed_s = detail::number(value, "fixed_s", where);
+        }
+        p.kernel_class_source = FixedString<127>(std::string_view(root).substr(0, 120));
+    }
+    if (!j.contains("host")) return;
+    const json& h = j.at("host");
+    if (!h.is_object()) roofplan::detail::fail(root, ".host: expected an object of host costs in seconds");
+    HostCosts& c = p.host;
+    for (auto [key, target] : {std::pair<std::string_view, double*>{"module_s", &c.module_s}, {"internal_s", &c.internal_s},
+                               {"backward_s", &c.backward_s}, {"optimizer_s", &c.optimizer_s},
+                               {"per_tensor_s", &c.per_tensor_s}, {"adam_per_tensor_s", &c.adam_per_tensor_s},
+                               {"launch_s", &c.launch_s}, {"graph_s", &c.graph_s}, {"graph_node_s", &c.graph_node_s},
+                               {"sync_s", &c.sync_s}})
+        if (h.contains(std::string(key))) *target = detail::number(h, key, root + ".host");
+    if (h.contains("source") && h.at("source").is_string())
+        c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
+}
+
 /// An efficiency profile from JSON (schema "roofplan-profile/1"); missing fields keep the device's defaults.
 ///   {"schema": "roofplan-profile/1", "device": "h200", "source": "...",
 ///    "gemm": {"fp32": 0.9, "bf16_tensor": 0.72, ...}, "conv": 0.9, "conv_by_class": {"bf16_tensor": 1.02, ...},
@@ -262,6 +292,7 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     opt("launch_s", p.launch_s);
     opt("small_tile_efficiency", p.small_tile_efficiency);
     opt("power_w", p.power_w);
+    kernel_classes_from_json(j, root, p);
     for (auto [key, target] : {std::pair<std::string_view, int*>{"large_tile_m", &p.large_tile_m},
                                {"large_tile_n", &p.large_tile_n},
                                {"small_tile_m", &p.small_tile_m},
@@ -283,11 +314,25 @@ inline json to_json(const EfficiencyProfile& p) {
     for (MathClass m : all_math_classes)
         if (p.conv_by_class[static_cast<std::size_t>(m)] > 0)
             conv_by_class[std::string(to_string(m))] = p.conv_by_class[static_cast<std::size_t>(m)];
-    return {{"schema", "roofplan-profile/1"}, {"source", p.source.view()}, {"gemm", gemm},
+    json out = {{"schema", "roofplan-profile/1"}, {"source", p.source.view()}, {"gemm", gemm},
             {"conv", p.conv}, {"conv_by_class", conv_by_class}, {"vector", p.vector}, {"memory", p.memory}, {"launch_s", p.launch_s},
             {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
             {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
             {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};
+    if (p.kernel_classes_calibrated()) {  // written only when fitted, so GEMM-only profiles keep their schema
+        json classes = json::object();
+        for (KernelClass c : all_kernel_classes) {
+            const KernelClassCost& k = p.kernel_class[static_cast<std::size_t>(c)];
+            if (k.memory > 0 || k.fixed_s >= 0) classes[std::string(to_string(c))] = {{"memory", k.memory}, {"fixed_s", k.fixed_s}};
+        }
+        const HostCosts& h = p.host;
+        out["kernel_class"] = classes;
+        out["host"] = {{"module_s", h.module_s}, {"internal_s", h.internal_s}, {"backward_s", h.backward_s},
+                       {"optimizer_s", h.optimizer_s}, {"per_tensor_s", h.per_tensor_s},
+                       {"adam_per_tensor_s", h.adam_per_tensor_s}, {"launch_s", h.launch_s}, {"graph_s", h.graph_s},
+                       {"graph_node_s", h.graph_node_s}, {"sync_s", h.sync_s}, {"source", h.source.view()}};
+    }
+    return out;
 }
 
 }  // namespace roofplan::io
