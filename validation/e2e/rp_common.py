@@ -29,10 +29,13 @@ KERNEL_CLASSES = ("memset", "copy/cast", "optimizer", "attention", "normalizatio
 _RULES = (
     ("memset", ("memset", "fillfunctor", "fill_kernel", "zerofunctor")),
     ("copy/cast", ("memcpy", "copy_kernel", "catarraybatchedcopy", "cat_array", "nchwtonhwc", "nhwctonchw",
-                   "transpose", "copy_device_to_device", "permute")),
+                   "copy_device_to_device", "addpadding")),
+    ("attention", ("flash", "fmha", "attention", "mem_eff", "attn", "sdpa")),
+    # cuDNN/CUTLASS convolution kernels whose (mangled) names also contain words of other classes
+    ("conv", ("implicitgemmconvolution", "_fprop", "_dgrad", "_wgrad", "fprop_", "dgrad_", "wgrad_")),
+    ("gemm", ("scal_kernel",)),  # cuBLAS's beta-scaling kernel, part of a GEMM call
     ("optimizer", ("multi_tensor_apply", "fused_adam", "fusedadam", "fused_sgd", "fusedsgd", "adam_", "adamw",
                    "sgd_", "lpnormfunctor", "amp_update_scale", "_amp_foreach")),
-    ("attention", ("flash", "fmha", "attention", "mem_eff", "attn")),
     ("normalization", ("batch_norm", "batchnorm", "bn_fw", "bn_bw", "bn_", "layer_norm", "layernorm",
                        "gammabeta", "rowwisemoments", "rms_norm", "group_norm", "cuapplylayernorm",
                        "cucomputegradinput", "cucomputepartgradgammabeta")),
