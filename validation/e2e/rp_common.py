@@ -30,7 +30,8 @@ _RULES = (
     ("memset", ("memset", "fillfunctor", "fill_kernel", "zerofunctor")),
     ("copy/cast", ("memcpy", "copy_kernel", "catarraybatchedcopy", "cat_array", "nchwtonhwc", "nhwctonchw",
                    "copy_device_to_device", "addpadding")),
-    ("attention", ("flash", "fmha", "attention", "mem_eff", "attn", "sdpa")),
+    ("attention", ("flash", "fmha", "attention", "mem_eff", "attn", "sdpa", "convert_dq_to_16bits",
+                   "compute_dot_do_o")),  # the last two: cuDNN SDPA backward's pre/post kernels
     # cuDNN/CUTLASS convolution kernels whose (mangled) names also contain words of other classes
     ("conv", ("implicitgemmconvolution", "_fprop", "_dgrad", "_wgrad", "fprop_", "dgrad_", "wgrad_")),
     ("gemm", ("scal_kernel",)),  # cuBLAS's beta-scaling kernel, part of a GEMM call
