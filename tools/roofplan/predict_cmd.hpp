@@ -102,6 +102,8 @@ struct PredictOptions {
     std::string precision = "fp32";
     std::string mode = "train";
     std::string optimizer = "sgd";
+    std::string runtime;  // empty: eager (int8: compiled, PyTorch eager has no int8 path)
+    bool kernels = false;
     std::string profile;
     double reserved_gib = 1.0;
     int top = 12;
@@ -136,6 +138,9 @@ inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline)
     app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (inference)");
     app->add_option("--mode", o.mode, "train or infer");
     app->add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam (training memory and update)");
+    app->add_option("--runtime", o.runtime,
+                    "eager (PyTorch eager with autocast; default), compiled (fused kernels, CUDA graphs; default for "
+                    "int8) or ideal (one kernel per layer pass, no host cost)");
     app->add_option("--profile", o.profile, "Calibrated efficiency profile (JSON); default: per-generation defaults");
     app->add_option("--reserved-gib", o.reserved_gib,
                     "Framework memory besides tensors: CUDA context, workspaces (GiB, default 1)");
@@ -146,6 +151,7 @@ inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline)
         app->add_option("--svg", o.svg, "Write the roofline chart to this SVG file");
     } else {
         app->add_option("--top", o.top, "Layers to list, slowest first (default 12)");
+        app->add_flag("--kernels", o.kernels, "List every kernel of the step (layer, class, bytes, FLOPs, time, bound)");
         app->add_option("--svg", o.svg, "Write the step-time breakdown chart (slowest layers, layer types) to this SVG");
         app->add_flag("--layers", o.all_layers, "List every layer in model order");
     }
@@ -171,12 +177,43 @@ inline Resolved resolve(const PredictOptions& o) {
     r.request.mode = parse_mode(o.mode);
     r.request.precision = parse_precision(o.precision);
     r.request.optimizer = parse_optimizer(o.optimizer);
+    r.request.runtime = o.runtime.empty() ? (r.request.precision == Precision::int8 ? Runtime::compiled : Runtime::eager)
+                                          : parse_runtime(o.runtime);
+    r.request.kernels = o.kernels;
     r.request.batch = o.batch != 0 ? o.batch : (r.request.mode == Mode::train ? 32 : 1);
     roofplan::detail::require_batch(r.request.batch);
     if (!(o.reserved_gib >= 0 && o.reserved_gib < 1e6))
         roofplan::detail::fail("--reserved-gib must be a number of GiB >= 0, got ", fixed(o.reserved_gib, 3));
     r.request.reserved = units::bytes(static_cast<std::int64_t>(o.reserved_gib * 1073741824.0));
     return r;
+}
+
+/// The execution model's fields: runtime, kernel count, GPU busy/idle, host time, the step's bound, time per
+/// kernel class, fallbacks, and every kernel when asked.
+inline void add_execution_json(const Prediction& p, const Model& m, const EfficiencyProfile& profile, json& out) {
+    out["runtime"] = to_string(p.runtime);
+    out["kernel_count"] = p.kernel_count;
+    out["gpu_busy_s"] = p.gpu_busy_s;
+    out["gpu_idle_s"] = p.gpu_idle_s;
+    out["host_s"] = p.host_s;
+    out["bound"] = to_string(p.bound);
+    if (p.runtime == Runtime::ideal) return;
+    json classes = json::object();
+    for (KernelClass c : all_kernel_classes)
+        if (p.class_time_s[static_cast<std::size_t>(c)] > 0) classes[std::string(to_string(c))] = p.class_time_s[static_cast<std::size_t>(c)];
+    out["kernel_class_time_s"] = classes;
+    out["kernel_class_source"] = profile.kernel_class_source.view();
+    out["host_source"] = profile.host.source.view();
+    out["fallbacks"] = p.fallbacks;
+    if (p.kernels.empty()) return;
+    json kernels = json::array();
+    for (const TimedKernel& k : p.kernels)
+        kernels.push_back({{"layer", k.kernel.step_level ? std::string_view(k.kernel.part == StepPart::optimizer ? "optimizer" : "loss")
+                                                         : m.nodes()[k.kernel.node].name.view()},
+                           {"part", to_string(k.kernel.part)}, {"class", to_string(k.kernel.kind)}, {"what", k.kernel.what},
+                           {"bytes", k.kernel.bytes()}, {"flops", k.time.flops}, {"time_s", k.time.total_s},
+                           {"bound", to_string(k.time.bound)}, {"issue_s", k.issue_s}, {"start_s", k.start_s}});
+    out["kernels"] = kernels;
 }
 
 inline json prediction_json(const Resolved& r, const Prediction& p) {
@@ -233,6 +270,7 @@ inline json prediction_json(const Resolved& r, const Prediction& p) {
                 {"layers", layers}};
     if (p.mode == Mode::train) out["optimizer"] = to_string(p.optimizer);
     out[r.uses_seq ? "seq" : "image_size"] = r.size;
+    add_execution_json(p, r.model, r.profile, out);
     return out;
 }
 
@@ -243,6 +281,40 @@ inline std::string seconds_text(double s) {
 }
 
 inline std::string gib(std::int64_t bytes) { return fixed(static_cast<double>(bytes) / 1073741824.0, 2) + " GiB"; }
+
+/// The execution model's summary lines (kernel-level runtimes), and the fallbacks the runtime took.
+inline void print_execution(const Prediction& p, const EfficiencyProfile& profile) {
+    if (p.runtime == Runtime::ideal) {
+        std::cout << "  execution       ideal: one kernel per layer pass (" << p.kernel_count << "), no host cost\n";
+        return;
+    }
+    const double step = p.step_time.value();
+    std::cout << "  execution       " << to_string(p.runtime) << ": " << p.kernel_count << " kernels; GPU busy "
+              << seconds_text(p.gpu_busy_s) << ", idle " << seconds_text(p.gpu_idle_s) << " ("
+              << fixed(100 * p.gpu_idle_s / step, 1) << "%); host dispatch " << seconds_text(p.host_s) << "; bound: "
+              << to_string(p.bound) << "\n"
+              << "    kernel classes: " << profile.kernel_class_source.view() << "; host: " << profile.host.source.view()
+              << "\n";
+    if (!p.fallbacks.empty()) {
+        std::string list;
+        for (const auto& f : p.fallbacks) list += (list.empty() ? "" : ", ") + f;
+        std::cout << "    no " << to_string(p.runtime) << " rule for " << list << ": lowered one kernel per pass\n";
+    }
+}
+
+/// `predict --kernels`: every kernel of the step in issue order.
+inline void print_kernels(const Prediction& p, const Model& m) {
+    Table t({"#", "layer", "part", "class", "kernel", "bytes", "FLOPs", "time", "bound"},
+            {true, false, false, false, false, true, true, true, false});
+    std::size_t i = 0;
+    for (const TimedKernel& k : p.kernels)
+        t.add({std::to_string(++i),
+               k.kernel.step_level ? std::string(k.kernel.part == StepPart::optimizer ? "optimizer" : "loss")
+                                   : std::string(m.nodes()[k.kernel.node].name.view()),
+               std::string(to_string(k.kernel.part)), std::string(to_string(k.kernel.kind)), std::string(k.kernel.what),
+               si(k.kernel.bytes()) + "B", si(k.time.flops), seconds_text(k.time.total_s), std::string(to_string(k.time.bound))});
+    std::cout << t.render() << "\n";
+}
 
 inline int run_predict(const PredictOptions& o) {
     const Resolved r = resolve(o);
@@ -273,6 +345,7 @@ inline int run_predict(const PredictOptions& o) {
               << "efficiency profile: " << r.profile.source.view() << "\n\n";
     std::cout << "  throughput      " << fixed(p.throughput_samples_per_s, 1) << " samples/s\n"
               << "  step time       " << seconds_text(p.step_time.value()) << "\n";
+    print_execution(p, r.profile);
     if (train)
         std::cout << "    forward " << seconds_text(p.phase_time[0].value()) << ", backward-data "
                   << seconds_text(p.phase_time[1].value()) << ", backward-weight "
@@ -290,6 +363,7 @@ inline int run_predict(const PredictOptions& o) {
               << "  energy          " << fixed(p.samples_per_joule, 2) << " samples/J at " << fixed(p.power.value(), 0)
               << " W (" << (r.profile.power_w > 0 ? "measured" : "TDP") << ")\n\n";
 
+    if (o.kernels) print_kernels(p, r.model);
     Table types({"layer type", "time", "share"}, {false, true, true});
     for (const auto& [type, t] : p.by_type)
         types.add({std::string(type), seconds_text(t.value()), fixed(100 * t.value() / p.step_time.value(), 1) + "%"});

@@ -394,7 +394,13 @@ private:
         LoweredStep lowered = lower(*model_, request.batch, step, request.runtime);
         Timeline t = simulate(lowered.kernels, roofline, profile.host, true);
         Totals totals;
-        for (std::size_t p = 0; p < 3; ++p) totals.phase[p == 2 ? 3 : p] = t.part_s[p];
+        for (const TimedKernel& k : t.kernels) {
+            const Phase phase = k.kernel.part == StepPart::forward     ? Phase::forward
+                                : k.kernel.part == StepPart::optimizer ? Phase::optimizer
+                                : k.kernel.weight_gradient()           ? Phase::backward_weight
+                                                                       : Phase::backward_data;
+            totals.phase[static_cast<std::size_t>(phase)] += k.time.total_s;
+        }
         totals.flops = t.flops;
         totals.bytes = t.bytes;
         finish(totals, t.step_s, device, profile, request, out);

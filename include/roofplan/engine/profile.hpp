@@ -26,18 +26,25 @@ struct KernelClassCost {
 };
 
 /// What the host CPU spends issuing work (seconds), a property of the host and the framework, not the GPU.
+/// Defaults: PyTorch 2.11 on the 16-vCPU Xeon (family 6 model 207, KVM guest) of the H200 machine, fitted by
+/// `roofplan calibrate` from validation/results/2026-11-23-h200-ops/ops_inner_h200.json (op_bench host cases);
+/// the same figures moved by up to 40% on a second machine of that kind.  cudaLaunchKernel's own cost is not
+/// separable there and stays a prior (2.5 us).
 struct HostCosts {
-    double module_s = 12e-6;    ///< an operator called from Python, autograd recording it (nn.Module or functional)
-    double internal_s = 4e-6;   ///< an operator dispatched inside another (autocast casts, bias adds)
-    double backward_s = 6e-6;   ///< an autograd node run by the backward engine
-    double optimizer_s = 15e-6; ///< a foreach optimizer operation called from Python
-    double per_tensor_s = 2.4e-6;     ///< the optimizer's Python bookkeeping per parameter tensor (SGD foreach)
+    double module_s = 18.4e-6;        ///< an nn.Module call recorded by autograd (its operator included)
+    double internal_s = 7.5e-6;       ///< an operator dispatched inside another (autocast casts, bias adds)
+    double backward_s = 23.8e-6;      ///< an autograd node run by the backward engine, per kernel it launches
+    double optimizer_s = 15.9e-6;     ///< a foreach optimizer operation called from Python
+    double per_tensor_s = 2.5e-6;     ///< the optimizer's Python bookkeeping per parameter tensor (SGD foreach)
     double adam_per_tensor_s = 11.5e-6; ///< the same for AdamW foreach (state and step-count handling)
-    double launch_s = 2.5e-6;   ///< cudaLaunchKernel, for every kernel issued from the host
-    double graph_s = 10e-6;     ///< launching a captured CUDA graph
-    double graph_node_s = 0.9e-6; ///< the host's share of a graph launch per kernel in the graph
-    double sync_s = 10e-6;      ///< a host-device synchronisation (end of step, a scaler check)
-    FixedString<63> source{"default (PyTorch 2.x eager on a server CPU; docs/model.md)"};
+    double launch_s = 2.5e-6;         ///< cudaLaunchKernel, for every kernel issued from the host (prior)
+    double graph_s = 10e-6;           ///< launching a captured CUDA graph (prior)
+    double graph_node_s = 0.92e-6;    ///< the host's share of a graph launch per kernel in the graph
+    double sync_s = 10e-6;            ///< a host-device synchronisation (end of step, a scaler check; prior)
+    double view_s = 1.16e-6;          ///< a Python view op that launches nothing (view, transpose, reshape)
+    double container_s = 7.5e-6;      ///< an nn.Module call's own overhead (a container module around others)
+    double silent_node_s = 12.3e-6;   ///< an autograd node that launches nothing (the backward of a view or an add)
+    FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
 };
 
 /// Efficiency parameters of one device.  Fractions are of the datasheet peak (compute) or bandwidth (memory).
@@ -69,12 +76,16 @@ struct EfficiencyProfile {
     int split_k_min = 512;
     /// Board power under load in watts (0: use the datasheet TDP).
     double power_w = 0;
+    /// Tensor-core GEMMs with a dimension that is not a multiple of 8 elements run cuBLAS's fallback kernels at
+    /// this fraction of the aligned rate: even dimensions (16-bit vectors) and odd ones (scalar loads).
+    double unaligned_even = 0.35;
+    double unaligned_odd = 0.17;
     /// Memory-bound kernel classes of the kernel-level runtimes (indexed by KernelClass).
     std::array<KernelClassCost, kernel_class_count> kernel_class{};
     /// Host dispatch costs of the kernel-level runtimes.
     HostCosts host{};
     /// Where the kernel-class curves came from ("default (...)" or the operator micro-benchmarks' file).
-    FixedString<127> kernel_class_source{"default (generation priors; docs/model.md)"};
+    FixedString<127> kernel_class_source{"default (H200 operator benchmarks 2026-11-23 as fractions of bandwidth)"};
 
     /// Whether the kernel-class curves were fitted (or read from a profile that carries them).
     [[nodiscard]] constexpr bool kernel_classes_calibrated() const {
@@ -104,6 +115,8 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
     fraction(p.vector, "vector");
     fraction(p.memory, "memory");
     fraction(p.small_tile_efficiency, "small_tile_efficiency");
+    fraction(p.unaligned_even, "unaligned_even");
+    fraction(p.unaligned_odd, "unaligned_odd");
     if (!(p.launch_s >= 0 && p.launch_s < 1)) detail::fail(where, ": launch_s must be in [0, 1) seconds");
     if (p.large_tile_m < 1 || p.large_tile_n < 1 || p.small_tile_m < 1 || p.small_tile_n < 1 ||
         p.large_tile_m > 4096 || p.large_tile_n > 4096 || p.small_tile_m > 4096 || p.small_tile_n > 4096)
@@ -121,7 +134,8 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
     for (const auto& [v, field] : {std::pair{h.module_s, "module_s"}, {h.internal_s, "internal_s"}, {h.backward_s, "backward_s"},
                                    {h.optimizer_s, "optimizer_s"}, {h.per_tensor_s, "per_tensor_s"}, {h.launch_s, "launch_s"},
                                    {h.graph_s, "graph_s"}, {h.sync_s, "sync_s"},
-                                   {h.adam_per_tensor_s, "adam_per_tensor_s"}, {h.graph_node_s, "graph_node_s"}})
+                                   {h.adam_per_tensor_s, "adam_per_tensor_s"}, {h.graph_node_s, "graph_node_s"},
+                                   {h.view_s, "view_s"}, {h.container_s, "container_s"}, {h.silent_node_s, "silent_node_s"}})
         if (!(v >= 0 && v < 1e-2)) detail::fail(where, ": host.", field, " must be in [0, 0.01) seconds");
 }
 
@@ -140,6 +154,22 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
     for (MathClass m : all_math_classes) set(m, 0.75);  // classes the device lacks are never used
     const bool hbm = d.memory_type.view().starts_with("HBM");
     p.memory = hbm ? 0.88 : 0.85;
+    // Memory-bound kernel classes as fractions of the GPU's own bandwidth, from the H200 operator benchmarks
+    // (validation/results/2026-11-23-h200-ops, fitted by `roofplan calibrate`); assumed to hold as fractions on
+    // other generations.  Their fixed costs are Hopper's; older generations keep their launch floor.
+    const auto set_class = [&](KernelClass c, double memory, double fixed_s) {
+        p.kernel_class[static_cast<std::size_t>(c)] = {memory, d.architecture == Architecture::hopper ? fixed_s : -1.0};
+    };
+    set_class(KernelClass::elementwise, 0.83, 2.7e-6);
+    set_class(KernelClass::reduction, 0.83, 2.7e-6);
+    set_class(KernelClass::normalization, 0.44, 3.7e-6);
+    set_class(KernelClass::batch_norm, 0.36, 4.5e-6);
+    set_class(KernelClass::softmax, 0.58, 2.7e-6);
+    set_class(KernelClass::copy_cast, 0.74, 3.1e-6);
+    set_class(KernelClass::optimizer, 0.80, 6.9e-6);
+    set_class(KernelClass::memset, 0.92, 2.0e-6);
+    set_class(KernelClass::gather, 0.90, 2.4e-6);
+    set_class(KernelClass::loss, 0.59, 3.7e-6);
     switch (d.architecture) {
         case Architecture::kepler:
             set(MathClass::fp32, 0.75);

@@ -50,6 +50,7 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
         case HostOp::optimizer: t = h.optimizer_s; break;
         case HostOp::graph: return h.graph_s;
     }
+    t += k.views * h.view_s + k.containers * h.container_s + k.silent_backward_nodes * h.silent_node_s;
     return t + h.launch_s + k.host_tensors * (k.adam_bookkeeping ? h.adam_per_tensor_s : h.per_tensor_s);
 }
 

@@ -18,6 +18,7 @@
 #include <roofplan/engine/predict.hpp>
 #include <roofplan/system/collective.hpp>
 #include <roofplan/io/json.hpp>
+#include <roofplan/io/operators.hpp>
 
 #include <Eigen/Dense>
 
@@ -126,14 +127,28 @@ inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& re
     std::map<MathClass, std::vector<std::pair<double, double>>> gemm;  // class -> (x_i, t_i)
     std::vector<double> memory;
     std::map<MathClass, std::vector<std::pair<const json*, std::string>>> conv;  // class -> (record, where)
+    OperatorReport operators;
+    std::string operator_files;
     for (const auto& [file, report] : reports) {
-        if (!report.is_object() || !report.contains("tool") || !report.contains("results"))
+        if (!report.is_object() || !report.contains("tool") ||
+            (!report.contains("results") && report.value("tool", std::string()) != "roofplan-ops"))
             roofplan::detail::fail(file, ": not a roofplan-gemm, roofplan-conv or roofplan-bandwidth report (needs .tool "
                                    "and .results)");
         const std::string tool = report.at("tool").get<std::string>();
+        if (tool == "roofplan-ops") {  // framework operators: kernel-class curves and host costs
+            OperatorReport ops = operator_report(report, file);
+            operators.operators.insert(operators.operators.end(), ops.operators.begin(), ops.operators.end());
+            operators.host.insert(operators.host.end(), ops.host.begin(), ops.host.end());
+            std::string date = "?";
+            if (report.contains("provenance") && report.at("provenance").contains("date_utc"))
+                date = report.at("provenance").at("date_utc").get<std::string>();
+            out.sources.push_back(file + " (" + tool + ", " + date + ")");
+            operator_files += (operator_files.empty() ? "" : ", ") + file;
+            continue;
+        }
         if (tool != "roofplan-gemm" && tool != "roofplan-bandwidth" && tool != "roofplan-conv")
             roofplan::detail::fail(file, ": unknown tool '", tool,
-                                   "' (expected roofplan-gemm, roofplan-conv or roofplan-bandwidth)");
+                                   "' (expected roofplan-gemm, roofplan-conv, roofplan-bandwidth or roofplan-ops)");
         std::string date = "?";
         if (report.contains("provenance") && report.at("provenance").contains("date_utc"))
             date = report.at("provenance").at("date_utc").get<std::string>();
@@ -174,7 +189,18 @@ inline Calibration calibrate(const std::vector<std::pair<std::string, json>>& re
             }
         }
     }
-    if (gemm.empty() && memory.empty() && conv.empty()) roofplan::detail::fail("no usable measurements in the reports");
+    if (gemm.empty() && memory.empty() && conv.empty() && operators.operators.empty())
+        roofplan::detail::fail("no usable measurements in the reports");
+    if (!operators.operators.empty()) {
+        for (const calibration::ClassFit& f : calibration::fit_kernel_classes(operators.operators, device, out.profile))
+            out.quality.push_back({"class " + std::string(to_string(f.kind)), f.samples, f.memory, f.median_rel_error,
+                                   f.worst_rel_error, f.fixed_s});
+        calibration::fit_host(operators.host, out.profile.host);
+        if (const int n = calibration::fit_unaligned_gemm(operators.operators, out.profile))
+            out.quality.push_back({"unaligned GEMM (odd)", n, out.profile.unaligned_odd, 0, 0, 0});
+        out.profile.kernel_class_source = FixedString<127>(std::string_view(operator_files).substr(0, 127));
+        out.profile.host.source = FixedString<63>(std::string_view(operator_files).substr(0, 63));
+    }
     const auto quality = [](std::string what, double value, std::vector<double> errors) {
         std::sort(errors.begin(), errors.end());
         FitQuality q{std::move(what), static_cast<int>(errors.size()), value, errors[errors.size() / 2], errors.back()};

@@ -228,7 +228,8 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
                                {"backward_s", &c.backward_s}, {"optimizer_s", &c.optimizer_s},
                                {"per_tensor_s", &c.per_tensor_s}, {"adam_per_tensor_s", &c.adam_per_tensor_s},
                                {"launch_s", &c.launch_s}, {"graph_s", &c.graph_s}, {"graph_node_s", &c.graph_node_s},
-                               {"sync_s", &c.sync_s}})
+                               {"sync_s", &c.sync_s}, {"view_s", &c.view_s}, {"container_s", &c.container_s},
+                               {"silent_node_s", &c.silent_node_s}})
         if (h.contains(std::string(key))) *target = detail::number(h, key, root + ".host");
     if (h.contains("source") && h.at("source").is_string())
         c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
@@ -243,14 +244,14 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     if (!j.is_object()) roofplan::detail::fail(file, ": expected a profile object");
     if (j.contains("schema") && j.at("schema") != "roofplan-profile/1")
         roofplan::detail::fail(file, ": .schema must be \"roofplan-profile/1\"");
+    std::string transferred;  // a profile fitted on another GPU applies as fractions of this GPU's own peaks
     if (j.contains("device")) {
         if (!j.at("device").is_string()) roofplan::detail::fail(file, ": .device: expected a string");
         const std::string for_device = j.at("device").get<std::string>();
-        if (!device.answers_to(for_device))
-            roofplan::detail::fail(file, ": the profile is for device '", for_device, "', not '", device.id.view(), "'");
+        if (!device.answers_to(for_device)) transferred = " (fitted on " + for_device + ", applied to " + std::string(device.id.view()) + ")";
     }
     EfficiencyProfile p = default_profile(device);
-    p.source = FixedString<127>(std::string_view(file).substr(0, 127));
+    p.source = FixedString<127>(std::string_view(file + transferred).substr(0, 127));
     const std::string root = file + ": ";
     const auto opt = [&](std::string_view key, double& target) {
         if (j.contains(std::string(key))) target = detail::number(j, key, root);
@@ -291,6 +292,8 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     opt("memory", p.memory);
     opt("launch_s", p.launch_s);
     opt("small_tile_efficiency", p.small_tile_efficiency);
+    opt("unaligned_even", p.unaligned_even);
+    opt("unaligned_odd", p.unaligned_odd);
     opt("power_w", p.power_w);
     kernel_classes_from_json(j, root, p);
     for (auto [key, target] : {std::pair<std::string_view, int*>{"large_tile_m", &p.large_tile_m},
@@ -327,10 +330,13 @@ inline json to_json(const EfficiencyProfile& p) {
         }
         const HostCosts& h = p.host;
         out["kernel_class"] = classes;
+        out["unaligned_even"] = p.unaligned_even;
+        out["unaligned_odd"] = p.unaligned_odd;
         out["host"] = {{"module_s", h.module_s}, {"internal_s", h.internal_s}, {"backward_s", h.backward_s},
                        {"optimizer_s", h.optimizer_s}, {"per_tensor_s", h.per_tensor_s},
                        {"adam_per_tensor_s", h.adam_per_tensor_s}, {"launch_s", h.launch_s}, {"graph_s", h.graph_s},
-                       {"graph_node_s", h.graph_node_s}, {"sync_s", h.sync_s}, {"source", h.source.view()}};
+                       {"graph_node_s", h.graph_node_s}, {"sync_s", h.sync_s}, {"view_s", h.view_s},
+                       {"container_s", h.container_s}, {"silent_node_s", h.silent_node_s}, {"source", h.source.view()}};
     }
     return out;
 }

@@ -87,6 +87,9 @@ inline void rule(Emitter& e, const At& at, const Linear& l) {
                               l.backward_weight(inst), width, width);
     dw.bytes_written = width * (w + bias);  // the GEMM writes the gradient in the compute dtype
     e.backward(dw);
+    // cuBLASLt's split-K / stream-K kernels clear their workspaces first (cudaMemsetAsync).
+    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * static_cast<double>(c.out_features)));
+    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * static_cast<double>(c.in_features)));
     if (c.bias)
         e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * rows * bias, width * bias));
     weight_cast_backward(e, w + bias);
@@ -107,7 +110,13 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     weight_cast_forward(e, host, weights);
     PassCost forward = l.forward(inst);
     forward.vector_flops = flop_count{};  // the bias is its own kernel
+    // TF32 on NCHW tensors: cuDNN runs NHWC tensor-core kernels and converts the layouts around them.
+    const bool convert = e.step().precision == Precision::tf32;
+    const double in_bytes = width * at.instances * static_cast<double>(l.input_shape().elements());
+    if (convert) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "nchw to nhwc", in_bytes, in_bytes));
     e.forward(matrix_kernel(KernelClass::conv, host.next(), "conv forward", forward, width, width));
+    if (convert) e.forward(stream_kernel(KernelClass::copy_cast, HostOp::none, "nhwc to nchw", width * outputs, width * outputs));
+    if (convert) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "nchw to nhwc", width * outputs, width * outputs));
     if (bias) e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "conv bias add", width * outputs, width * outputs, outputs));
     if (at.input_gradient())
         e.backward(matrix_kernel(KernelClass::conv, HostOp::backward, "conv backward-data", l.backward_data(inst), width, width));
@@ -115,6 +124,9 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
                               "conv backward-filter", l.backward_weight(inst), width, width);
     dw.bytes_written = width * weights;
     e.backward(dw);
+    // cuDNN's filter gradients split the reduction over the batch: a zeroed FP32 workspace and a reduction.
+    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "split-K workspace", 0, 4 * weights));
+    e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "split-K reduction", 8 * weights, width * weights, weights));
     if (bias) e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * outputs, width * channels));
     weight_cast_backward(e, weights);
     input_cast_backward(e, at, at.instances * static_cast<double>(l.input_shape().elements()));
@@ -130,7 +142,9 @@ inline void rule(Emitter& e, const At& at, const BatchNorm2d& l) {
     const double elements = at.instances * static_cast<double>(l.input_shape().elements());
     const double channels = static_cast<double>(l.config().channels);
     const bool native = e.stream() == DType::half && e.step().precision == Precision::amp_bf16;
-    const KernelClass kind = native ? KernelClass::batch_norm : KernelClass::normalization;
+    // cuDNN's NHWC kernels (amp-fp16, channels-last) stream well; its NCHW ones (FP32/TF32 models, torchvision's
+    // default layout) and PyTorch's native ones (bf16) run far below copy bandwidth: their own class.
+    const KernelClass kind = native || !e.amp() ? KernelClass::batch_norm : KernelClass::normalization;
     if (!e.training()) {
         e.forward(stream_kernel(kind, HostOp::module, "batch norm", width * elements, width * elements, 2 * elements));
         return;
@@ -326,10 +340,15 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     // The fused kernel: QK^T and PV for the unmasked pairs; reads Q, K, V, writes O and the log-sum-exp.
     const double core = at.instances * static_cast<double>(l.core_macs());
     const bool simt = !e.amp();  // FP32 inputs run the memory-efficient kernel on the FMA units
+    // A transformer block's Python glue (Hugging Face): the head split/merge views and the container modules
+    // around the attention and the MLP, with the autograd nodes of the views in the backward.
+    constexpr std::uint8_t block_views = 10, block_containers = 6;
     Kernel sdpa = stream_kernel(KernelClass::attention, HostOp::module, "scaled dot-product attention",
                                 width * (q_rows * qw + 2 * kv_rows * kvw), width * q_rows * qw + 4 * q_rows * static_cast<double>(c.heads));
     sdpa.macs = core;
     sdpa.simt = simt;
+    sdpa.views = block_views;
+    sdpa.containers = block_containers;
     e.forward(sdpa);
     e.forward(stream_kernel(KernelClass::copy_cast, HostOp::internal, "heads contiguous", width * q_rows * qw, width * q_rows * qw));
     HostSequence out_host;
@@ -346,6 +365,7 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
                                     width * (q_rows * qw + 2 * kv_rows * kvw));
     sdpa_bwd.macs = 2.5 * core;  // recomputes QK^T, then dV, dP, dQ, dK: five products to the forward's two
     sdpa_bwd.simt = simt;
+    sdpa_bwd.silent_backward_nodes = block_views;
     e.backward(sdpa_bwd);
     for (const auto& [rows, out, name] : projections) {
         if (at.input_gradient()) e.backward(gemm_kernel(HostOp::backward, "projection dX", rows, d, out, 1, width, width));

@@ -89,6 +89,9 @@ struct Kernel {
     double host_tensors = 0;     ///< tensors the host walks in Python before the launch (optimizer bookkeeping)
     bool adam_bookkeeping = false; ///< that walk is AdamW's (per-parameter state and step counts), not SGD's
     bool step_level = false;     ///< the loss or the optimizer, not a layer's
+    /// Host work without a kernel before this launch: Python view ops (view, transpose, reshape), container module
+    /// calls (a transformer block's nesting), autograd nodes that launch nothing (the backward of views and adds).
+    std::uint8_t views = 0, containers = 0, silent_backward_nodes = 0;
 
     [[nodiscard]] constexpr double bytes() const { return bytes_read + bytes_written; }
     /// Whether a backward kernel computes or converts a weight gradient (the layer's backward-weight pass).
