@@ -14,6 +14,7 @@
 // reduce-scatter and all-gather the total across ranks, as nccl-tests counts it).
 #pragma once
 
+#include <roofplan/calibration/profile.hpp>
 #include <roofplan/system/collective_kind.hpp>
 #include <roofplan/system/topology.hpp>
 
@@ -106,7 +107,7 @@ inline CollectiveTime collective_time(const System& s, Collective op, std::int64
     }
     const CollectiveTerms terms = collective_terms(op, ranks, bytes, algorithm);
     const double S = static_cast<double>(bytes);
-    bw *= lp.factor(static_cast<int>(op), ranks);
+    bw *= lp.factor(op, ranks);
     const double t = lp.base_s + terms.steps * latency + terms.moved / (bw * 1e9);
     out.time = units::in_seconds(t);
     out.algbw_gb_s = S / t / 1e9;
