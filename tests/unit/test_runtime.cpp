@@ -125,7 +125,7 @@ TEST_CASE("runtime errors and fallbacks are stated") {
 
 TEST_CASE("kernel-class fit recovers a known curve; host fit recovers known costs") {
     const Device& d = find_device("h200");
-    std::vector<calibration::OperatorSample> samples;
+    std::vector<OperatorSample> samples;
     for (double bytes : {1e5, 1e6, 1e7, 1e8, 1e9})
         samples.push_back({"relu", "fwd", "bf16", "contiguous", "", bytes, bytes / 2, 1, 2.5e-6 + bytes / (0.8 * 4.8e12)});
     EfficiencyProfile p = default_profile(d);
@@ -136,7 +136,7 @@ TEST_CASE("kernel-class fit recovers a known curve; host fit recovers known cost
     CHECK(p.kernel_class[static_cast<std::size_t>(KernelClass::elementwise)].memory == doctest::Approx(0.8));
 
     HostCosts h;
-    std::vector<calibration::HostSample> host{{"view (no kernel)", 1.5e-6, 0},
+    std::vector<HostSample> host{{"view (no kernel)", 1.5e-6, 0},
                                               {"nn.Linear(64,64) call, requires_grad (forward only)", 20e-6, 1},
                                               {"nn.Linear(64,64) forward+backward (Sequential of 100)", 120e-6, 6}};
     CHECK(calibration::fit_host(host, h) == 3);

@@ -15,7 +15,8 @@
 
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/device/device.hpp>
-#include <roofplan/engine/profile.hpp>
+#include <roofplan/calibration/profile.hpp>
+#include <roofplan/measurement/samples.hpp>
 #include <roofplan/runtime/kernel.hpp>
 
 #include <Eigen/Dense>
@@ -29,24 +30,6 @@
 #include <vector>
 
 namespace roofplan::calibration {
-
-/// One timed operator case.
-struct OperatorSample {
-    std::string op, pass, dtype, layout, backend;
-    double bytes = 0;    ///< nominal: inputs read once, outputs written once
-    double numel = 0;    ///< elements (optimizers: parameters)
-    double kernels = 1;  ///< launches per call
-    double seconds = 0;  ///< median per call, calls back to back
-    double flops = 0;
-    std::vector<double> shape;  ///< GEMMs: M, N, K
-    bool back_to_back = true;   ///< timed among other calls (not alone between two events)
-};
-/// One host-dispatch case: wall time per call of a tiny operator.
-struct HostSample {
-    std::string name;
-    double seconds = 0;
-    double kernels = 0;  ///< kernels per call
-};
 
 /// How well one class's curve reproduces its cases.
 struct ClassFit {

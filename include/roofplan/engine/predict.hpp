@@ -7,8 +7,8 @@
 // every layer's cost is) so that a prediction is one pass of floating-point arithmetic over the items.
 #pragma once
 
+#include <roofplan/calibration/profile.hpp>
 #include <roofplan/device/device.hpp>
-#include <roofplan/engine/profile.hpp>
 #include <roofplan/engine/roofline.hpp>
 #include <roofplan/engine/timeline.hpp>
 #include <roofplan/runtime/runtime.hpp>

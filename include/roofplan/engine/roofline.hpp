@@ -16,8 +16,8 @@
 // this header; none of them writes the formula again.
 #pragma once
 
+#include <roofplan/calibration/profile.hpp>
 #include <roofplan/device/device.hpp>
-#include <roofplan/engine/profile.hpp>
 #include <roofplan/layers/layer.hpp>
 #include <roofplan/runtime/kernel.hpp>
 #include <roofplan/work.hpp>

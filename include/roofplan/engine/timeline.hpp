@@ -5,7 +5,7 @@
 // many small kernels slower than the sum of their kernel times.
 #pragma once
 
-#include <roofplan/engine/profile.hpp>
+#include <roofplan/calibration/profile.hpp>
 #include <roofplan/engine/roofline.hpp>
 #include <roofplan/runtime/kernel.hpp>
 

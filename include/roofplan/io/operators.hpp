@@ -2,25 +2,20 @@
 // docs/report-schemas.md) into the calibration's typed records.
 #pragma once
 
-#include <roofplan/calibration/operators.hpp>
 #include <roofplan/io/json.hpp>
+#include <roofplan/measurement/samples.hpp>
 
 #include <string>
 #include <vector>
 
 namespace roofplan::io {
 
-/// The operator and host cases of a roofplan-ops report (only verified operator cases count).
-struct OperatorReport {
-    std::vector<calibration::OperatorSample> operators;
-    std::vector<calibration::HostSample> host;
-};
-
-inline OperatorReport operator_report(const json& report, const std::string& file) {
+/// The operator and host cases of a roofplan-ops report (only verified operator cases count) as measurements.
+inline Measurements operator_report(const json& report, const std::string& file) {
     if (!report.is_object() || report.value("tool", std::string()) != "roofplan-ops" || !report.contains("cases") ||
         !report.at("cases").is_array())
         roofplan::detail::fail(file, ": not a roofplan-ops report (needs .tool = roofplan-ops and a .cases array)");
-    OperatorReport out;
+    Measurements out;
     // Back-to-back timing (method.inner "auto") measures what a kernel costs inside a stream of kernels; one
     // call between two events adds the events' own cost (about 3.5 us): only the former informs fixed costs.
     const bool back_to_back = report.contains("method") && report.at("method").is_object() &&
@@ -30,7 +25,7 @@ inline OperatorReport operator_report(const json& report, const std::string& fil
         const json& c = cases[i];
         if (!c.is_object() || !c.value("verified", false)) continue;
         const std::string where = file + ": .cases[" + std::to_string(i) + "]";
-        calibration::OperatorSample s;
+        OperatorSample s;
         for (auto [key, target] : {std::pair<const char*, std::string*>{"op", &s.op}, {"pass", &s.pass}, {"dtype", &s.dtype},
                                    {"layout", &s.layout}, {"bn_backend", &s.backend}})
             if (c.contains(key) && c.at(key).is_string()) *target = c.at(key).get<std::string>();
@@ -55,6 +50,11 @@ inline OperatorReport operator_report(const json& report, const std::string& fil
                                 h.contains("kernels_per_op") && h.at("kernels_per_op").is_number()
                                     ? h.at("kernels_per_op").get<double>() : 0.0});
         }
+    std::string date = "?";
+    if (report.contains("provenance") && report.at("provenance").is_object() && report.at("provenance").contains("date_utc") &&
+        report.at("provenance").at("date_utc").is_string())
+        date = report.at("provenance").at("date_utc").get<std::string>();
+    out.sources.push_back(file + " (roofplan-ops, " + date + ")");
     return out;
 }
 

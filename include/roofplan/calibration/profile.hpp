@@ -1,18 +1,25 @@
-// roofplan/engine/profile.hpp — the efficiency model: how much of a datasheet peak real kernels reach.
+// roofplan/calibration/profile.hpp — what calibration fits and prediction reads: how much of a datasheet peak real
+// kernels reach (EfficiencyProfile) and what collectives reach of the links (LinkParameters).
 //
 // The roofline alone is an upper bound.  Real kernels reach a fraction of the peak (instruction overheads,
 // imperfect pipelining, clocks below boost under load), lose more when a GEMM's tiles do not fill the SMs evenly
 // (wave quantization), and pay a floor per kernel launch.  These fractions are explicit parameters: defaults per
 // architecture generation (below, with their reasoning in docs/model.md), replaced by a profile that
-// `roofplan calibrate` fits to micro-benchmarks (GEMM, convolution, bandwidth) — never to end-to-end results.
+// calibration (calibration/fit.hpp) fits to micro-benchmarks (GEMM, convolution, bandwidth, NCCL) — never to
+// end-to-end results.  Both are plain data: the core predicts with them and needs nothing else.
 #pragma once
 
 #include <roofplan/detail/checked.hpp>
+#include <roofplan/detail/enum_array.hpp>
 #include <roofplan/detail/fixed_string.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/runtime/kernel.hpp>
+#include <roofplan/system/collective_kind.hpp>
+#include <roofplan/system/topology.hpp>
 
 #include <array>
+#include <cstddef>
+#include <iterator>
 #include <utility>
 #include <string_view>
 
@@ -146,7 +153,7 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
 /// Volta/Turing/Ampere and ~70% on Hopper (its peak needs warp-group MMA pipelines that few kernels keep full);
 /// TF32 sits a little lower than FP16; INT8 tensor GEMMs ~70%; DP4A GEMMs ~80% of the DP4A issue rate.  STREAM
 /// copy reaches ~88% of HBM bandwidth (our own H100 and H200 runs: 2960/3350 and 4146/4800 GB/s) and ~85% of GDDR.
-/// `roofplan calibrate` replaces all of these with fitted values.
+/// Calibration (calibration/fit.hpp) replaces all of these with fitted values.
 constexpr EfficiencyProfile default_profile(const Device& d) {
     EfficiencyProfile p;
     p.source = FixedString<127>("default (").append(to_string(d.architecture)).append(" generation)");
@@ -221,5 +228,36 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
     }
     return p;
 }
+
+/// Per-step latency and protocol efficiency of each link kind: documented defaults until the NCCL
+/// micro-benchmarks of the validation suite calibrate them.  Latency: the time a ring or tree step costs beyond
+/// its bytes (kernel hand-off, flag polling, for the network the NIC/TCP round trip).  Efficiency: the fraction of
+/// the link bandwidth NCCL's Simple protocol reaches on large messages (nccl-tests bus bandwidth over link rate).
+/// `base_s` is the fixed cost of one collective (launch and the ranks' synchronisation), 5 µs by default.
+struct LinkParameters {
+    static constexpr std::size_t kinds = std::size(all_link_kinds);
+    static constexpr std::size_t collectives = std::size(all_collectives);
+    EnumArray<LinkKind, double, kinds> latency_s{{1.0e-6, 1.0e-6, 2.5e-6, 3.0e-6, 10.0e-6}};
+    EnumArray<LinkKind, double, kinds> efficiency{{0.85, 0.80, 0.80, 0.80, 0.90}};
+    double base_s = 5.0e-6;
+    /// Per-collective bandwidth factor, 1 by default; calibration sets them where NCCL reaches different fractions
+    /// per collective.
+    EnumArray<Collective, double, collectives> collective_factor{{1, 1, 1, 1, 1}};
+    /// The factor per collective and rank count (2..kMaxRankFactor) where calibration measured that count; 0 means
+    /// unset (then collective_factor applies).  NCCL's rings reach different fractions of the links at different
+    /// rank counts (reduce-scatter and all-gather on H200: relatively faster on 4 GPUs than on 2).
+    static constexpr int kMaxRankFactor = 16;
+    using ByRanks = std::array<double, kMaxRankFactor + 1>;
+    EnumArray<Collective, ByRanks, collectives> rank_factor{};
+
+    /// The bandwidth factor of collective `op` over `ranks` ranks.
+    [[nodiscard]] constexpr double factor(Collective op, int ranks) const {
+        if (ranks >= 2 && ranks <= kMaxRankFactor && rank_factor[op][static_cast<std::size_t>(ranks)] > 0)
+            return rank_factor[op][static_cast<std::size_t>(ranks)];
+        return collective_factor[op];
+    }
+    [[nodiscard]] constexpr double latency(LinkKind k) const { return latency_s[k]; }
+    [[nodiscard]] constexpr double eff(LinkKind k) const { return efficiency[k]; }
+};
 
 }  // namespace roofplan
