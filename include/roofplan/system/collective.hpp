@@ -14,6 +14,7 @@
 // reduce-scatter and all-gather the total across ranks, as nccl-tests counts it).
 #pragma once
 
+#include <roofplan/system/collective_kind.hpp>
 #include <roofplan/system/topology.hpp>
 
 #include <cmath>
@@ -21,22 +22,8 @@
 
 namespace roofplan {
 
-enum class Collective { allreduce, broadcast, reduce, reducescatter, allgather };
-
-constexpr std::string_view to_string(Collective c) {
-    switch (c) {
-        case Collective::allreduce: return "allreduce";
-        case Collective::broadcast: return "broadcast";
-        case Collective::reduce: return "reduce";
-        case Collective::reducescatter: return "reducescatter";
-        case Collective::allgather: return "allgather";
-    }
-    return "unknown";
-}
-
 inline Collective parse_collective(std::string_view name) {
-    for (Collective c : {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::reducescatter,
-                         Collective::allgather})
+    for (Collective c : all_collectives)
         if (to_string(c) == name) return c;
     if (name == "all-reduce" || name == "all_reduce") return Collective::allreduce;
     if (name == "reduce-scatter" || name == "reduce_scatter") return Collective::reducescatter;
@@ -45,19 +32,6 @@ inline Collective parse_collective(std::string_view name) {
 }
 
 enum class Algorithm { ring, tree };
-
-/// nccl-tests' bus-bandwidth factor: busbw = algbw × factor.
-constexpr double busbw_factor(Collective c, int ranks) {
-    const double n = ranks;
-    switch (c) {
-        case Collective::allreduce: return ranks > 1 ? 2.0 * (n - 1) / n : 0.0;
-        case Collective::reducescatter:
-        case Collective::allgather: return ranks > 1 ? (n - 1) / n : 0.0;
-        case Collective::broadcast:
-        case Collective::reduce: return 1.0;
-    }
-    return 1.0;
-}
 
 /// The steps and the bytes per rank of a collective of S bytes over n ranks (see the table above).
 struct CollectiveTerms {
