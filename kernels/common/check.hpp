@@ -15,11 +15,9 @@
 
 namespace roofplan::bench {
 
-// Exit statuses: 77 is the conventional "skipped" (CTest's SKIP_RETURN_CODE).
-inline constexpr int kExitVerifyFailed = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitCudaError = 3;  // CUDA, cuBLAS, cuDNN, NCCL or I/O error
-inline constexpr int kExitNoDevice = 77;
+// Exit statuses: 3 is a CUDA, cuBLAS, cuDNN, NCCL or I/O error; 77 the conventional "skipped" (CTest's
+// SKIP_RETURN_CODE).
+inline constexpr int kExitVerifyFailed = 1, kExitUsage = 2, kExitCudaError = 3, kExitNoDevice = 77;
 
 // The running program's name, for messages ("roofplan-gemm: error: ..."); set by Cli (args.hpp).
 inline const char* g_program = "roofplan";

@@ -1,6 +1,6 @@
-// kernels/common/device_info.hpp — what a report records about where it was measured: the device's
-// properties, the driver and runtime, the compiler, the source revision (git sha), the command line, the
-// environment variables that change what the libraries do, and the date.
+// kernels/common/device_info.hpp — what a report records about where it was measured: the device's properties,
+// the driver and runtime, the compiler, the source revision (git sha), the command line, the environment variables
+// that change what the libraries do, and the date; and the report's first lines.
 #pragma once
 
 #include "args.hpp"
@@ -58,28 +58,17 @@ inline std::optional<int> device_attribute(cudaDeviceAttr attr, int device) {
 
 // Makes `device` current and describes it.
 inline DeviceInfo query_device(int device) {
-    DeviceInfo d;
-    d.index = device;
-    CHECK(cudaSetDevice(device));
     cudaDeviceProp prop{};
+    CHECK(cudaSetDevice(device));
     CHECK(cudaGetDeviceProperties(&prop, device));
-    d.name = prop.name;
-    d.cc_major = prop.major;
-    d.cc_minor = prop.minor;
-    d.sm_count = prop.multiProcessorCount;
-    d.global_memory_bytes = prop.totalGlobalMem;
-    d.ecc = prop.ECCEnabled != 0;
     char bus[64] = {};
     CHECK(cudaDeviceGetPCIBusId(bus, int(sizeof bus), device));
-    d.pci_bus_id = bus;
-    d.clock_khz = device_attribute(cudaDevAttrClockRate, device);
-    d.memory_clock_khz = device_attribute(cudaDevAttrMemoryClockRate, device);
-    d.memory_bus_width_bits = device_attribute(cudaDevAttrGlobalMemoryBusWidth, device);
-    d.l2_bytes = device_attribute(cudaDevAttrL2CacheSize, device);
-    std::size_t total = 0, free_bytes = 0;
-    CHECK(cudaMemGetInfo(&free_bytes, &total));
-    d.free_memory_bytes_at_start = free_bytes;
-    return d;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return {device, prop.name, bus, prop.major, prop.minor, prop.multiProcessorCount,
+            device_attribute(cudaDevAttrClockRate, device), device_attribute(cudaDevAttrMemoryClockRate, device),
+            device_attribute(cudaDevAttrGlobalMemoryBusWidth, device), device_attribute(cudaDevAttrL2CacheSize, device),
+            prop.totalGlobalMem, free_bytes, prop.ECCEnabled != 0};
 }
 
 // The number of visible CUDA devices; with none, says why and exits with kExitNoDevice (77).
@@ -87,8 +76,7 @@ inline int visible_devices() {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err == cudaSuccess && count > 0) return count;
-    if (err == cudaSuccess)
-        std::fprintf(stderr, "%s: no CUDA device available (the driver reports 0 devices)\n", g_program);
+    if (err == cudaSuccess) std::fprintf(stderr, "%s: no CUDA device available (the driver reports 0 devices)\n", g_program);
     else
         std::fprintf(stderr, "%s: no CUDA device available: cudaGetDeviceCount failed with %s (%s)%s\n", g_program,
                      cudaGetErrorName(err), cudaGetErrorString(err),
@@ -99,17 +87,15 @@ inline int visible_devices() {
 
 // The device a single-GPU program runs on (--device), made current.
 inline DeviceInfo open_device(int device) {
-    const int count = visible_devices();
-    if (device >= count)
-        usage_error("--device " + std::to_string(device) + " does not exist; this machine has " +
-                    std::to_string(count) + " CUDA device(s)");
+    if (const int count = visible_devices(); device >= count)
+        usage_error("--device " + std::to_string(device) + " does not exist; this machine has " + std::to_string(count) +
+                    " CUDA device(s)");
     return query_device(device);
 }
 
 // The seed of the input data: --seed, else the clock, kept below 2^53 to survive a round trip through a double.
 inline std::uint64_t seed_or_clock(const std::optional<std::uint64_t>& seed) {
-    return seed ? *seed
-                : std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) & ((1ull << 53) - 1);
+    return seed.value_or(std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) & ((1ull << 53) - 1));
 }
 
 inline std::string host_name() {
@@ -117,13 +103,18 @@ inline std::string host_name() {
     return gethostname(buf, sizeof buf - 1) == 0 ? buf : "";
 }
 
-// CUDA's versions: 1000 major + 10 minor -> "major.minor".
+// CUDA's versions, 1000 major + 10 minor: "major.minor".  cuBLAS's, cuDNN's and NCCL's (>= 2.9), 10000 major +
+// 100 minor + patch (older NCCL: 1000 major + 100 minor + patch): "major.minor.patch".
 inline std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
-// cuBLAS, cuDNN and NCCL (>= 2.9): 10000 major + 100 minor + patch; older NCCL 1000 major + 100 minor + patch.
 inline std::string library_version_string(long long v) {
-    const long long major = v >= 10000 ? v / 10000 : v / 1000;
-    return std::to_string(major) + "." + std::to_string((v >= 10000 ? v % 10000 : v % 1000) / 100) + "." +
-           std::to_string(v % 100);
+    const long long major_unit = v >= 10000 ? 10000 : 1000;
+    return std::to_string(v / major_unit) + "." + std::to_string(v % major_unit / 100) + "." + std::to_string(v % 100);
+}
+inline std::pair<int, int> driver_and_runtime() {
+    int driver = 0, runtime = 0;
+    CHECK(cudaDriverGetVersion(&driver));
+    CHECK(cudaRuntimeGetVersion(&runtime));
+    return {driver, runtime};
 }
 
 // The source revision: --git-sha, else the ROOFPLAN_GIT_SHA compile definition (-DROOFPLAN_GIT_SHA=abc123,
@@ -148,13 +139,10 @@ inline std::pair<std::string, std::string> git_sha_and_source(const std::optiona
 inline Json environment(const std::vector<std::string_view>& names, std::string_view prefix = {}) {
     std::vector<std::pair<std::string, std::string>> found;
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        const std::string_view entry = *e;
-        const auto eq = entry.find('=');
-        if (eq == std::string_view::npos) continue;
-        const std::string_view name = entry.substr(0, eq);
-        if ((!prefix.empty() && name.substr(0, prefix.size()) == prefix) ||
-            std::find(names.begin(), names.end(), name) != names.end())
-            found.emplace_back(std::string(name), std::string(entry.substr(eq + 1)));
+        const std::string_view entry = *e, name = entry.substr(0, entry.find('='));
+        if (name.size() < entry.size() && ((!prefix.empty() && name.starts_with(prefix)) ||
+                                           std::find(names.begin(), names.end(), name) != names.end()))
+            found.emplace_back(std::string(name), std::string(entry.substr(name.size() + 1)));
     }
     std::sort(found.begin(), found.end());
     Json env;
@@ -162,23 +150,16 @@ inline Json environment(const std::vector<std::string_view>& names, std::string_
     return env;
 }
 
-inline std::string utc_now_iso8601() {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 // The provenance every report starts with; the caller adds its libraries' versions and the device(s).
 inline Json provenance(const RunOptions& run, const Json& environment_found) {
     const auto [sha, sha_source] = git_sha_and_source(run.git_sha);
-    int driver = 0, runtime = 0;
-    CHECK(cudaDriverGetVersion(&driver));
-    CHECK(cudaRuntimeGetVersion(&runtime));
+    const auto [driver, runtime] = driver_and_runtime();
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     Json p;
-    p.set(field::program, g_program).set(field::version, roofplan::version).set(field::date_utc, utc_now_iso8601());
+    p.set(field::program, g_program).set(field::version, roofplan::version).set(field::date_utc, date);
     p.set(field::command_line, run.command_line).set(field::git_sha, sha).set(field::git_sha_source, sha_source);
     p.set(field::driver_version, version_string(driver)).set(field::driver_version_code, driver);
     p.set(field::runtime_version, version_string(runtime)).set(field::runtime_version_code, runtime);
@@ -198,7 +179,7 @@ inline Json device_json(const DeviceInfo& d) {
     return j.set(field::peak_gb_per_s_estimate, d.peak_gb_per_s());
 }
 
-// The report's first lines: tool, schema version, provenance (with the device) and configuration.
+// The first fields of a single-GPU program's report: tool, schema version, provenance (with the device), config.
 inline Json report_head(std::string_view tool, Json provenance_block, const DeviceInfo& dev, Json config) {
     Json doc;
     doc.set(key::tool, tool).set(key::schema_version, roofplan::io::schema::version);
@@ -206,16 +187,14 @@ inline Json report_head(std::string_view tool, Json provenance_block, const Devi
     return doc.object(key::config, std::move(config));
 }
 
-// One line about the device for the tables on stderr.
+// The device and the software, first line of the tables on stderr (the caller ends the line).
 inline void print_device_line(const DeviceInfo& d) {
-    std::fprintf(stderr, "\n%s: %s [device %d, %s], sm_%d%d, %d SMs", g_program, d.name.c_str(), d.index,
-                 d.pci_bus_id.c_str(), d.cc_major, d.cc_minor, d.sm_count);
+    const auto [driver, runtime] = driver_and_runtime();
+    std::fprintf(stderr, "\n%s: %s [device %d, %s], sm_%d%d, %d SMs, driver %s, runtime %s", g_program, d.name.c_str(),
+                 d.index, d.pci_bus_id.c_str(), d.cc_major, d.cc_minor, d.sm_count, version_string(driver).c_str(),
+                 version_string(runtime).c_str());
     if (d.clock_khz) std::fprintf(stderr, ", clock %d MHz", *d.clock_khz / 1000);
     if (d.l2_bytes) std::fprintf(stderr, ", L2 %.1f MiB", double(*d.l2_bytes) / double(1 << 20));
-    int driver = 0, runtime = 0;
-    CHECK(cudaDriverGetVersion(&driver));
-    CHECK(cudaRuntimeGetVersion(&runtime));
-    std::fprintf(stderr, "\n  driver %s, runtime %s", version_string(driver).c_str(), version_string(runtime).c_str());
 }
 
 }  // namespace roofplan::bench

@@ -18,14 +18,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace roofplan::bench {
 
 struct TimingOptions {
-    int repeats = 20;
-    int warmup = 5;
-    int warmup_ms = 100;
+    int repeats = 20, warmup = 5, warmup_ms = 100;
 };
 
 // One thread that spins for `ns` nanoseconds of the GPU's global timer: it holds the stream while the host
@@ -60,10 +59,9 @@ inline Summary summarize(std::vector<double> seconds) {
 }
 
 struct Timing : Summary {
-    int warm_runs = 0;            // runs of the --warmup-ms phase
-    double lead_s = 0;            // how long the lead kernel spun
-    double host_enqueue_s = 0;    // host time to queue the warm-up and timed runs behind it
-    bool host_kept_ahead = true;  // host_enqueue_s < lead_s
+    int warm_runs = 0;                       // runs of the --warmup-ms phase
+    double lead_s = 0, host_enqueue_s = 0;   // how long the lead kernel spun; the host's time to queue behind it
+    bool host_kept_ahead = true;             // host_enqueue_s < lead_s
 };
 
 // Seconds on the host's steady clock since `start`.
@@ -150,13 +148,15 @@ public:
     Rotation& operator=(const Rotation&) = delete;
 
     int sets() const { return int(sets_); }
-    // Buffer `buffer` of the set that run number `run` reads.
-    void* at(std::size_t run, std::size_t buffer) const { return buffers_[(run % sets_) * bytes_.size() + buffer]; }
+    // The buffers of the set that run number `run` reads.
+    std::span<void* const> set(std::size_t run) const {
+        return std::span<void* const>(buffers_).subspan((run % sets_) * bytes_.size(), bytes_.size());
+    }
     // Copies set 0 into the others (the same values at other addresses) and waits.
     void replicate(cudaStream_t stream) const {
         for (std::size_t s = 1; s < sets_; ++s)
             for (std::size_t b = 0; b < bytes_.size(); ++b)
-                CHECK(cudaMemcpyAsync(at(s, b), at(0, b), bytes_[b], cudaMemcpyDeviceToDevice, stream));
+                CHECK(cudaMemcpyAsync(set(s)[b], set(0)[b], bytes_[b], cudaMemcpyDeviceToDevice, stream));
         CHECK(cudaStreamSynchronize(stream));
     }
 
@@ -165,5 +165,53 @@ private:
     std::uint64_t sets_ = 1;
     std::vector<void*> buffers_;
 };
+
+// Host data to upload.
+struct HostBytes {
+    const void* data;
+    std::uint64_t bytes;
+};
+
+// The checked run: uploads `inputs`, poisons an output of `out_bytes` (every byte `poison`), runs
+// launch(device inputs, output) once on `stream`, waits (faults raised while it ran surface here), returns the output.
+template <class Launch>
+std::vector<unsigned char> run_checked(const std::vector<HostBytes>& inputs, std::uint64_t out_bytes, int poison,
+                                       cudaStream_t stream, Launch&& launch) {
+    std::vector<void*> in(inputs.size());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        CHECK(cudaMalloc(&in[i], inputs[i].bytes));
+        CHECK(cudaMemcpyAsync(in[i], inputs[i].data, inputs[i].bytes, cudaMemcpyHostToDevice, stream));
+    }
+    void* out = nullptr;
+    CHECK(cudaMalloc(&out, out_bytes));
+    CHECK(cudaMemsetAsync(out, poison, out_bytes, stream));
+    launch(std::span<void* const>(in), out);
+    std::vector<unsigned char> host(out_bytes);
+    CHECK(cudaMemcpyAsync(host.data(), out, out_bytes, cudaMemcpyDeviceToHost, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaGetLastError());
+    for (void* p : in) CHECK(cudaFree(p));
+    CHECK(cudaFree(out));
+    return host;
+}
+
+// time_runs with rotated inputs: S copies of `inputs` (Rotation, reserving the output and 256 MiB of slack) and one
+// output; run r is launch(copy r mod S, output).  `sets` receives S.
+template <class Launch>
+Timing time_rotated(const std::vector<HostBytes>& inputs, std::uint64_t out_bytes, std::uint64_t l2_bytes,
+                    cudaStream_t stream, const TimingOptions& o, int& sets, Launch&& launch) {
+    std::vector<std::uint64_t> sizes;
+    for (const HostBytes& h : inputs) sizes.push_back(h.bytes);
+    const Rotation rotation(sizes, l2_bytes, round_up_256(out_bytes) + 256 * kMiB);
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        CHECK(cudaMemcpyAsync(rotation.set(0)[i], inputs[i].data, inputs[i].bytes, cudaMemcpyHostToDevice, stream));
+    rotation.replicate(stream);
+    void* out = nullptr;
+    CHECK(cudaMalloc(&out, out_bytes));
+    sets = rotation.sets();
+    const Timing t = time_runs(stream, [&](std::size_t run) { launch(rotation.set(run), out); }, o);
+    CHECK(cudaFree(out));
+    return t;
+}
 
 }  // namespace roofplan::bench

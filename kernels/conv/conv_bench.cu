@@ -110,24 +110,6 @@ __host__ __device__ inline std::int64_t memory_index(std::int64_t n, std::int64_
     return nhwc ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
 }
 
-template <typename T>
-__device__ inline T from_float(float v);
-template <>
-__device__ inline float from_float<float>(float v) { return v; }
-template <>
-__device__ inline __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-template <typename T>
-__device__ inline float to_float(T v);
-template <>
-__device__ inline float to_float<float>(float v) { return v; }
-template <>
-__device__ inline float to_float<__half>(__half v) { return __half2float(v); }
-template <>
-__device__ inline float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-
 // Writes value(seed, logical index) at every memory position of a tensor.
 template <typename T>
 __global__ void fill_kernel(T* out, std::int64_t count, std::int64_t C, std::int64_t H, std::int64_t W, bool nhwc,
@@ -139,7 +121,7 @@ __global__ void fill_kernel(T* out, std::int64_t count, std::int64_t C, std::int
             const std::int64_t c = i % C, rest = i / C, w = rest % W, rest2 = rest / W, h = rest2 % H, n = rest2 / H;
             logical = ((n * C + c) * H + h) * W + w;
         }
-        out[i] = from_float<T>(logical_value(seed, std::uint64_t(logical), bits));
+        out[i] = T(logical_value(seed, std::uint64_t(logical), bits));  // exact in T
     }
 }
 
@@ -149,14 +131,14 @@ __global__ void count_bad_kernel(const T* data, std::int64_t count, unsigned lon
     unsigned long long local = 0;
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
          i += std::int64_t(gridDim.x) * blockDim.x)
-        if (!isfinite(to_float<T>(data[i]))) ++local;
+        if (!isfinite(float(data[i]))) ++local;
     if (local) atomicAdd(bad, local);
 }
 
 template <typename T>
 __global__ void gather_kernel(const T* data, const std::int64_t* where, int count, float* out) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) out[i] = to_float<T>(data[where[i]]);
+    if (i < count) out[i] = float(data[where[i]]);
 }
 
 int grid_for(std::int64_t count) { return int(std::min<std::int64_t>((count + 255) / 256, 4096)); }
@@ -298,21 +280,6 @@ struct Record {
 
 // ---- Command line ----------------------------------------------------------------------------------------
 
-// A comma-separated list of `names` (or "all") as their indices; `what` names the option for errors.
-std::vector<int> parse_list(std::string_view list, const std::vector<std::string_view>& names, const char* what) {
-    std::vector<int> out;
-    std::string accepted;
-    for (const std::string_view n : names) accepted += std::string(n) + ", ";
-    for (const std::string_view item : split(list, ',')) {
-        const auto at = std::find(names.begin(), names.end(), item);
-        if (item == "all")
-            for (int i = 0; i < int(names.size()); ++i) out.push_back(i);
-        else if (at != names.end()) out.push_back(int(at - names.begin()));
-        else usage_error("unknown " + std::string(what) + " '" + std::string(item) + "'; accepted: " + accepted + "all");
-    }
-    return out;
-}
-
 Options parse_args(int argc, char** argv) {
     Options o;
     o.run.timing = {15, 3, 25};  // repeats, warmup, warmup_ms
@@ -322,16 +289,16 @@ Options parse_args(int argc, char** argv) {
                [&o](std::string_view v) { o.shapes_file = v; });
     cli.option("--precision", "LIST", "fp32,tf32,fp16,bf16 or all (default all)", [&o](std::string_view v) {
         o.precisions.clear();
-        for (const int i : parse_list(v, {prec::fp32, prec::tf32, prec::fp16, prec::bf16}, "precision"))
+        for (const int i : parse_choices(v, {prec::fp32, prec::tf32, prec::fp16, prec::bf16}, "precision"))
             o.precisions.push_back(Prec(i));
     });
     cli.option("--layout", "LIST", "nchw,nhwc or all (default all)", [&o](std::string_view v) {
         o.layouts.clear();
-        for (const int i : parse_list(v, {"nchw", "nhwc"}, "layout")) o.layouts.push_back(i == 1);
+        for (const int i : parse_choices(v, {"nchw", "nhwc"}, "layout")) o.layouts.push_back(i == 1);
     });
     cli.option("--pass", "LIST", "forward,bwd-data,bwd-filter or all (default all)", [&o](std::string_view v) {
         o.passes.clear();
-        for (const int i : parse_list(v, {kPassNames[0], kPassNames[1], kPassNames[2]}, "pass")) o.passes.push_back(Pass(i));
+        for (const int i : parse_choices(v, {kPassNames[0], kPassNames[1], kPassNames[2]}, "pass")) o.passes.push_back(Pass(i));
     });
     cli.option("--filter", "TEXT", "only shapes whose label contains TEXT", [&o](std::string_view v) { o.filter = v; });
     cli.option("--algo", "NAME", "find (cudnnFind*AlgorithmEx, timed; the default) or heuristic\n(cudnnGet*Algorithm_v7)",
@@ -544,20 +511,20 @@ Choice choose(const Context& ctx, const Descriptors& d, Pass pass, const Buffers
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     if (pass == Pass::forward) {
         cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
-        st = find ? cudnnFindConvolutionForwardAlgorithmEx(ctx.handle, d.x, b.inputs.at(0, 0), d.w, b.inputs.at(0, 1), d.conv, d.y, b.out,
+        st = find ? cudnnFindConvolutionForwardAlgorithmEx(ctx.handle, d.x, b.inputs.set(0)[0], d.w, b.inputs.set(0)[1], d.conv, d.y, b.out,
                                                            kRequest, &returned, perf, b.workspace, limit)
                   : cudnnGetConvolutionForwardAlgorithm_v7(ctx.handle, d.x, d.w, d.conv, d.y, kRequest, &returned, perf);
         if (st == CUDNN_STATUS_SUCCESS) return pick(perf, returned, limit);
     } else if (pass == Pass::bwd_data) {
         cudnnConvolutionBwdDataAlgoPerf_t perf[kRequest];
-        st = find ? cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.handle, d.w, b.inputs.at(0, 1), d.y, b.inputs.at(0, 0), d.conv, d.x,
+        st = find ? cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.handle, d.w, b.inputs.set(0)[1], d.y, b.inputs.set(0)[0], d.conv, d.x,
                                                                 b.out, kRequest, &returned, perf, b.workspace, limit)
                   : cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx.handle, d.w, d.y, d.conv, d.x, kRequest, &returned,
                                                                 perf);
         if (st == CUDNN_STATUS_SUCCESS) return pick(perf, returned, limit);
     } else {
         cudnnConvolutionBwdFilterAlgoPerf_t perf[kRequest];
-        st = find ? cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.handle, d.x, b.inputs.at(0, 0), d.y, b.inputs.at(0, 1), d.conv, d.w,
+        st = find ? cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.handle, d.x, b.inputs.set(0)[0], d.y, b.inputs.set(0)[1], d.conv, d.w,
                                                                   b.out, kRequest, &returned, perf, b.workspace, limit)
                   : cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx.handle, d.x, d.y, d.conv, d.w, kRequest,
                                                                   &returned, perf);
@@ -572,8 +539,8 @@ Choice choose(const Context& ctx, const Descriptors& d, Pass pass, const Buffers
 cudnnStatus_t enqueue(const Context& ctx, const Descriptors& d, Pass pass, const Choice& c, const Buffers& b,
                       std::size_t set) {
     const float one = 1.0f, zero = 0.0f;
-    void* in1 = b.inputs.at(set, 0);
-    void* in2 = b.inputs.at(set, 1);
+    void* in1 = b.inputs.set(set)[0];
+    void* in2 = b.inputs.set(set)[1];
     switch (pass) {
         case Pass::forward:  // in1 = x, in2 = w
             return cudnnConvolutionForward(ctx.handle, &one, d.x, in1, d.w, in2, d.conv,
@@ -703,15 +670,13 @@ std::string report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, 
     config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
     config.set(field::seed, seed).set(field::samples, o.samples).set(field::shapes_file, o.shapes_file);
     config.set(field::filter, o.filter);
-    config.set(field::rate, "tflops = 2 n k p q c r s / time_s_median / 1e12 (MACs of the pass; bias not included)");
-    config.set(field::timing, "CUDA events between back-to-back runs behind a lead kernel; inputs rotate through "
-                              "input_sets copies so that (input_sets - 1) x (|in1| + |in2|) >= 2 x L2 where memory allows");
+    for (const auto& [k, text] : roofplan::io::schema::conventions::conv) config.set(k, text);
     std::vector<Json> results, skipped;
     for (const Record& r : recs)
         if (r.skip_reason.empty()) results.push_back(record(r));
         else skipped.push_back(shape_json(r).set(field::reason, r.skip_reason));
     Json doc = report_head(tool::conv, prov, dev, config).set(key::complete, complete);
-    return doc.records(key::results, results).records(key::skipped, skipped).block() + "\n";
+    return doc.records(key::results, results).records(key::skipped, skipped).text(0) + "\n";
 }
 
 // ---- The run -----------------------------------------------------------------------------------------------
@@ -739,8 +704,8 @@ Record run_case(const Context& ctx, const Options& o, Record rec, const Seeds& s
     }
     const Rotation inputs({b1, b2}, ctx.dev.l2_or_64mib(), reserve);
     rec.input_sets = inputs.sets();
-    fill(inputs.at(0, 0), p.fmt, in1, seed1, ctx.stream);
-    fill(inputs.at(0, 1), p.fmt, in2, seed2, ctx.stream);
+    fill(inputs.set(0)[0], p.fmt, in1, seed1, ctx.stream);
+    fill(inputs.set(0)[1], p.fmt, in2, seed2, ctx.stream);
     inputs.replicate(ctx.stream);
     Buffers b{inputs};
     CHECK(cudaMalloc(&b.out, bo));

@@ -86,7 +86,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -519,36 +521,22 @@ void check_gemm(GemmCase& c, const std::vector<std::int8_t>& ha, const std::vect
 void verify_gemm(GemmCase& c, std::uint64_t seed, int samples, cudaStream_t stream) {
     std::vector<std::int8_t> ha, hb;
     generate_gemm_inputs(c, seed, ha, hb);
-    void *da = nullptr, *db = nullptr, *dc = nullptr;
-    CHECK(cudaMalloc(&da, c.bytes_a));
-    CHECK(cudaMalloc(&db, c.bytes_b));
-    CHECK(cudaMalloc(&dc, c.bytes_c));
-    CHECK(cudaMemcpyAsync(da, ha.data(), c.bytes_a, cudaMemcpyHostToDevice, stream));
-    CHECK(cudaMemcpyAsync(db, hb.data(), c.bytes_b, cudaMemcpyHostToDevice, stream));
-    CHECK(cudaMemsetAsync(dc, 0x7f, c.bytes_c, stream));
-    launch_gemm(c, da, db, dc, stream);
-    std::vector<std::int32_t> hc(std::size_t(c.bytes_c / 4));
-    CHECK(cudaMemcpyAsync(hc.data(), dc, c.bytes_c, cudaMemcpyDeviceToHost, stream));
-    CHECK(cudaStreamSynchronize(stream));  // surfaces faults raised while the product ran
-    CHECK(cudaGetLastError());
-    for (void* p : {da, db, dc}) CHECK(cudaFree(p));
+    const std::vector<unsigned char> bytes = run_checked({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_c, 0x7f,
+                                                         stream, [&](std::span<void* const> in, void* d) {
+                                                             launch_gemm(c, in[0], in[1], d, stream);
+                                                         });
+    std::vector<std::int32_t> hc(bytes.size() / 4);
+    std::memcpy(hc.data(), bytes.data(), bytes.size());
     check_gemm(c, ha, hb, hc, seed, samples);
 }
 
 void measure_gemm(GemmCase& c, const DeviceInfo& dev, const Options& o, std::uint64_t seed, cudaStream_t stream) {
     std::vector<std::int8_t> ha, hb;
     generate_gemm_inputs(c, seed, ha, hb);  // the inputs the verification pass checked
-    const Rotation inputs({c.bytes_a, c.bytes_b}, dev.l2_or_64mib(), round_up_256(c.bytes_c) + 256 * kMiB);
-    c.input_sets = inputs.sets();
-    void* dc = nullptr;
-    CHECK(cudaMalloc(&dc, c.bytes_c));
-    CHECK(cudaMemcpyAsync(inputs.at(0, 0), ha.data(), c.bytes_a, cudaMemcpyHostToDevice, stream));
-    CHECK(cudaMemcpyAsync(inputs.at(0, 1), hb.data(), c.bytes_b, cudaMemcpyHostToDevice, stream));
-    inputs.replicate(stream);
-    c.t = time_runs(stream, [&](std::size_t run) { launch_gemm(c, inputs.at(run, 0), inputs.at(run, 1), dc, stream); },
-                    o.run.timing);
+    c.t = time_rotated({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_c, dev.l2_or_64mib(), stream,
+                       o.run.timing, c.input_sets,
+                       [&](std::span<void* const> in, void* d) { launch_gemm(c, in[0], in[1], d, stream); });
     c.tops = 2.0 * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) / c.t.median_s / 1e12;
-    CHECK(cudaFree(dc));
 }
 
 // ---- Report ------------------------------------------------------------------------------------------
@@ -582,20 +570,12 @@ std::string build_json(const Options& o, const DeviceInfo& dev, std::uint64_t se
     config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
     config.set(field::seed, seed).set(field::samples, o.samples).set(field::issue_iters, o.issue_iters);
     config.set(field::issue_chains_per_thread, kIssueChains);
-    config.set(field::gemm_layout, "C (int32, M x N, row-major) = A (int8, M x K, row-major) . B^T, B stored N x K "
-                                   "row-major (TN)");
-    config.set(field::gemm_kernel, "dp4a_gemm_kernel: 128 x 128 block tile, 256 threads, 8 x 8 int32 micro-tile per "
-                                   "thread, 64-byte K step, two shared-memory buffers, 16-byte global loads when K % 16 "
-                                   "== 0");
-    config.set(field::ops_convention, "one DP4A = 4 int8 multiply-adds = 8 operations; GEMM ops = 2 M N K");
-    config.set(field::timing, "CUDA events between back-to-back launches on one stream behind a lead kernel; GEMM "
-                              "inputs rotate through input_sets copies of A and B so that (input_sets - 1)(|A| + |B|) "
-                              ">= 2 x L2 where memory allows");
+    for (const auto& [k, text] : roofplan::io::schema::conventions::dp4a) config.set(k, text);
     std::vector<Json> results;
     if (issue.run) results.push_back(issue_record(issue, o, dev));
     for (const GemmCase& c : cases) results.push_back(gemm_record(c));
     const Json prov = provenance(o.run, environment({"CUDA_VISIBLE_DEVICES", "CUDA_MODULE_LOADING"}));
-    return report_head(tool::dp4a, prov, dev, config).records(key::results, results).block() + "\n";
+    return report_head(tool::dp4a, prov, dev, config).records(key::results, results).text(0) + "\n";
 }
 
 void print_table(const DeviceInfo& dev, const Options& o, std::uint64_t seed, const IssueResult& issue,

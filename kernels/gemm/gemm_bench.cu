@@ -55,6 +55,8 @@
 
 #include <cublasLt.h>
 #include <cublas_api.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -65,6 +67,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,8 +88,7 @@ constexpr int kHeuristicRequest = 32;               // answers asked of cublasLt
 // ---- Precisions --------------------------------------------------------------------------------------
 
 enum class Prec { fp32, tf32, fp16, bf16, int8 };
-enum class InFmt { f32, f16, bf16, i8 };
-enum class OutFmt { f32, f16, bf16, i32 };
+enum class Fmt { f32, f16, bf16, i8, i32 };  // element formats of A, B and D
 
 struct PrecSpec {
     Prec prec;
@@ -94,8 +96,7 @@ struct PrecSpec {
     cudaDataType_t ab_type, d_type, scale_type;
     cublasComputeType_t compute;
     const char *ab_type_name, *d_type_name, *scale_type_name, *compute_name;
-    InFmt in;
-    OutFmt out;
+    Fmt in, out;
     unsigned ab_bytes, d_bytes;
     int mantissa_bits;  // fraction bits of the generated floating-point inputs
     int exponent_bias;  // of the input format
@@ -104,15 +105,15 @@ struct PrecSpec {
 
 const PrecSpec kSpecs[] = {
     {Prec::fp32, prec::fp32.data(), CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUDA_R_32F", "CUDA_R_32F",
-     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", InFmt::f32, OutFmt::f32, 4, 4, 23, 127, "TFLOPS"},
+     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", Fmt::f32, Fmt::f32, 4, 4, 23, 127, "TFLOPS"},
     {Prec::tf32, prec::tf32.data(), CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, "CUDA_R_32F",
-     "CUDA_R_32F", "CUDA_R_32F", "CUBLAS_COMPUTE_32F_FAST_TF32", InFmt::f32, OutFmt::f32, 4, 4, 23, 127, "TFLOPS"},
+     "CUDA_R_32F", "CUDA_R_32F", "CUBLAS_COMPUTE_32F_FAST_TF32", Fmt::f32, Fmt::f32, 4, 4, 23, 127, "TFLOPS"},
     {Prec::fp16, prec::fp16.data(), CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUDA_R_16F", "CUDA_R_16F",
-     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", InFmt::f16, OutFmt::f16, 2, 2, 10, 15, "TFLOPS"},
+     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", Fmt::f16, Fmt::f16, 2, 2, 10, 15, "TFLOPS"},
     {Prec::bf16, prec::bf16.data(), CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUDA_R_16BF", "CUDA_R_16BF",
-     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", InFmt::bf16, OutFmt::bf16, 2, 2, 7, 127, "TFLOPS"},
+     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", Fmt::bf16, Fmt::bf16, 2, 2, 7, 127, "TFLOPS"},
     {Prec::int8, prec::int8.data(), CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, "CUDA_R_8I", "CUDA_R_32I",
-     "CUDA_R_32I", "CUBLAS_COMPUTE_32I", InFmt::i8, OutFmt::i32, 1, 4, 0, 0, "TOPS"},
+     "CUDA_R_32I", "CUBLAS_COMPUTE_32I", Fmt::i8, Fmt::i32, 1, 4, 0, 0, "TOPS"},
 };
 
 const PrecSpec& spec_of(Prec p) {
@@ -150,71 +151,35 @@ double norm_limit(Prec p, std::int64_t k) {
 
 // Fills `out` with `elements` random inputs in the format's bytes (see the top of the file).
 void fill_inputs(std::vector<unsigned char>& out, std::size_t elements, const PrecSpec& s, SplitMix64& rng) {
+    static_assert(std::endian::native == std::endian::little, "the low bytes of `bits` are the element");
     out.resize(elements * s.ab_bytes);
-    unsigned char* p = out.data();
-    if (s.in == InFmt::i8) {
-        for (std::size_t i = 0; i < elements; ++i) {
-            const int v = int(rng.next() >> 60);  // 0..15
-            p[i] = static_cast<unsigned char>(static_cast<std::int8_t>(v < 8 ? v - 8 : v - 7));  // -8..-1, 1..8
-        }
-        return;
-    }
-    const int mbits = s.mantissa_bits;
-    const int width = s.ab_bytes == 4 ? 32 : 16;
     for (std::size_t i = 0; i < elements; ++i) {
         const std::uint64_t r = rng.next();
-        const std::uint32_t sign = std::uint32_t(r >> 63);
-        const std::uint32_t e = 1 + std::uint32_t((r >> 61) & 3u);                      // 1..4
-        const std::uint32_t frac = std::uint32_t(r & ((std::uint64_t{1} << mbits) - 1));  // mbits random bits
         std::uint32_t bits = 0;
-        if (s.in == InFmt::f32) {
-            bits = (sign << 31) | ((127u - e) << 23) | frac;
-        } else {  // fp16 (5-bit exponent, 10 fraction bits) or bf16 (8-bit exponent, 7 fraction bits)
-            bits = (sign << 15) | ((std::uint32_t(s.exponent_bias) - e) << mbits) | frac;
+        if (s.in == Fmt::i8) {
+            const int v = int(r >> 60);                                    // 0..15
+            bits = std::uint32_t(std::uint8_t(std::int8_t(v < 8 ? v - 8 : v - 7)));  // -8..-1, 1..8
+        } else {  // sign, exponent bias - e with e in 1..4, mantissa_bits random fraction bits
+            const std::uint32_t e = 1 + std::uint32_t((r >> 61) & 3u);
+            bits = (std::uint32_t(r >> 63) << (8 * s.ab_bytes - 1)) | ((std::uint32_t(s.exponent_bias) - e) << s.mantissa_bits) |
+                   std::uint32_t(r & ((std::uint64_t{1} << s.mantissa_bits) - 1));
         }
-        if (width == 32) std::memcpy(p + 4 * i, &bits, 4);
-        else {
-            const std::uint16_t h = std::uint16_t(bits);
-            std::memcpy(p + 2 * i, &h, 2);
-        }
+        std::memcpy(out.data() + i * s.ab_bytes, &bits, s.ab_bytes);
     }
 }
 
-// IEEE binary16 to float (every fp16 value is exact in float).
-float half_to_float(std::uint16_t h) {
-    const int sign = h >> 15, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
-    double v;
-    if (exp == 0) v = std::ldexp(double(man), -24);  // zero or subnormal
-    else if (exp == 31) v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-    else v = std::ldexp(double(1024 + man), exp - 25);
-    return float(sign ? -v : v);
-}
-
-float bf16_to_float(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t(h) << 16); }
-
-template <class T>
-T load(const unsigned char* base, std::size_t index) {
-    T v;
-    std::memcpy(&v, base + index * sizeof(T), sizeof(T));
-    return v;
-}
-
-float input_value(const unsigned char* base, std::size_t index, InFmt f) {
+// Element `index` of an array of format `f` (every fp16 and bf16 value is exact in float).
+double value_at(const unsigned char* base, std::size_t index, Fmt f) {
+    auto load = [&](auto zero) {
+        std::memcpy(&zero, base + index * sizeof(zero), sizeof(zero));
+        return zero;
+    };
     switch (f) {
-        case InFmt::f32: return load<float>(base, index);
-        case InFmt::f16: return half_to_float(load<std::uint16_t>(base, index));
-        case InFmt::bf16: return bf16_to_float(load<std::uint16_t>(base, index));
-        case InFmt::i8: return float(load<std::int8_t>(base, index));
-    }
-    return 0.0f;
-}
-
-double output_value(const unsigned char* base, std::size_t index, OutFmt f) {
-    switch (f) {
-        case OutFmt::f32: return load<float>(base, index);
-        case OutFmt::f16: return half_to_float(load<std::uint16_t>(base, index));
-        case OutFmt::bf16: return bf16_to_float(load<std::uint16_t>(base, index));
-        case OutFmt::i32: return double(load<std::int32_t>(base, index));
+        case Fmt::f32: return load(0.0f);
+        case Fmt::f16: return __half2float(__half(__half_raw{load(std::uint16_t{0})}));
+        case Fmt::bf16: return __bfloat162float(__nv_bfloat16(__nv_bfloat16_raw{load(std::uint16_t{0})}));
+        case Fmt::i8: return load(std::int8_t{0});
+        case Fmt::i32: return load(std::int32_t{0});
     }
     return 0.0;
 }
@@ -432,20 +397,18 @@ std::vector<std::uint64_t> checked_positions(const Case& c, std::uint64_t seed, 
 
 // Every element written (no poison) and finite; else what is wrong.
 std::string check_written(const Case& c, const std::vector<unsigned char>& hd) {
-    for (std::uint64_t i = 0; i < c.elems_d; ++i) {
-        if (c.spec->out == OutFmt::i32) {
-            if (load<std::int32_t>(hd.data(), std::size_t(i)) == kPoisonI32)
-                return position_text(c, i) + " was not written (it still holds the poison 0x7f7f7f7f)";
-        } else if (const double v = output_value(hd.data(), std::size_t(i), c.spec->out); !std::isfinite(v)) {
+    for (std::uint64_t i = 0; i < c.elems_d; ++i)
+        if (const double v = value_at(hd.data(), std::size_t(i), c.spec->out); c.spec->out == Fmt::i32 && v == kPoisonI32)
+            return position_text(c, i) + " was not written (it still holds the poison 0x7f7f7f7f)";
+        else if (!std::isfinite(v))
             return position_text(c, i) +
                    (std::isnan(v) ? " is NaN (not written? the output was poisoned with NaN)" : " is infinite");
-        }
-    }
     return {};
 }
 
-// The sampled elements against full dot products (see the top of the file); fills c.v and c.note.  Returns an
-// empty string when the output passes, else what is wrong.
+// The sampled elements against full dot products in double (exact for int8, whose bound is 0), then the norm-wise
+// error (see the top of the file); fills c.v and c.note.  Returns an empty string when the output passes, else
+// what is wrong.
 std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const std::vector<unsigned char>& hb,
                           const std::vector<unsigned char>& hd, const std::vector<std::uint64_t>& pos) {
     const PrecSpec& s = *c.spec;
@@ -456,29 +419,19 @@ std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const s
         const std::uint64_t batch = lin / (m * n), rest = lin % (m * n), j = rest / m, i = rest % m;
         const std::size_t a0 = std::size_t(batch * m * k + i * k), b0 = std::size_t(batch * n * k + j * k);
         double ref = 0, abs_sum = 0;
-        std::int64_t exact = 0;
-        for (std::uint64_t kk = 0; kk < k; ++kk) {
-            if (s.in == InFmt::i8) {
-                exact += std::int64_t(load<std::int8_t>(ha.data(), a0 + kk)) * load<std::int8_t>(hb.data(), b0 + kk);
-                continue;
-            }
-            const double prod = double(input_value(ha.data(), a0 + kk, s.in)) * input_value(hb.data(), b0 + kk, s.in);
+        for (std::size_t kk = 0; kk < k; ++kk) {
+            const double prod = value_at(ha.data(), a0 + kk, s.in) * value_at(hb.data(), b0 + kk, s.in);
             ref += prod;
             abs_sum += std::fabs(prod);
         }
-        if (s.in == InFmt::i8) {
-            if (const std::int32_t got = load<std::int32_t>(hd.data(), std::size_t(lin)); std::int64_t(got) != exact)
-                return position_text(c, lin) + " is " + std::to_string(got) + ", expected " + std::to_string(exact) +
-                       " [exact match required]";
-            continue;
-        }
-        const double got = output_value(hd.data(), std::size_t(lin), s.out), err = std::fabs(got - ref);
+        const double got = value_at(hd.data(), std::size_t(lin), s.out), err = std::fabs(got - ref);
         const double rel = err / abs_sum;  // abs_sum > 0: the inputs are never zero
         if (!(rel <= bound)) {
             char buf[320];
-            std::snprintf(buf, sizeof buf,
-                          " is %.9g, expected %.17g: |error| %.3g is %.3g x sum|a b| (%.6g), over the bound %.3g "
-                          "[relative tolerance exceeded]", got, ref, err, rel, abs_sum, bound);
+            if (bound == 0) std::snprintf(buf, sizeof buf, " is %.0f, expected %.0f [exact match required]", got, ref);
+            else
+                std::snprintf(buf, sizeof buf, " is %.9g, expected %.17g: |error| %.3g is %.3g x sum|a b| (%.6g), over the "
+                              "bound %.3g [relative tolerance exceeded]", got, ref, err, rel, abs_sum, bound);
             return position_text(c, lin) + buf;
         }
         max_rel = std::max(max_rel, rel);
@@ -486,72 +439,42 @@ std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const s
         ref2 += ref * ref;
     }
     c.v = {pos.size(), max_rel, ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0, bound, norm_limit(s.prec, c.shape.k)};
-    return {};
-}
-
-// The norm-wise error of the checked elements within its limit; else what is wrong.
-std::string check_norm(Case& c) {
-    if (c.spec->in != InFmt::i8 && !(c.v.rel_l2_error <= c.v.norm_limit)) {
+    if (!(c.v.rel_l2_error <= c.v.norm_limit)) {
         char buf[256];
-        std::snprintf(buf, sizeof buf,
-                      "the norm-wise error ||d - ref|| / ||ref|| over %llu checked elements is %.3g, over the limit "
-                      "%.3g%s", static_cast<unsigned long long>(c.v.checked), c.v.rel_l2_error, c.v.norm_limit,
-                      c.spec->prec == Prec::fp32 ? " (TF32 rounding gives about 3e-4)" : "");
+        std::snprintf(buf, sizeof buf, "the norm-wise error ||d - ref|| / ||ref|| over %zu checked elements is %.3g, "
+                      "over the limit %.3g%s", pos.size(), c.v.rel_l2_error, c.v.norm_limit,
+                      s.prec == Prec::fp32 ? " (TF32 rounding gives about 3e-4)" : "");
         return buf;
     }
-    if (c.spec->prec == Prec::tf32 && c.v.rel_l2_error < 2e-5 && c.shape.k < (1 << 20))
+    if (s.prec == Prec::tf32 && c.v.rel_l2_error < 2e-5 && c.shape.k < (1 << 20))
         c.note = "the error is FP32-sized: the product shows no sign of TF32 rounding";
     return {};
 }
 
-// Runs the case once on fresh random inputs with a poisoned output and checks it (see the top of the file).
+// Runs the case once on fresh random inputs with a poisoned output and checks it (see the top of the file), then
+// times it on the same inputs.  Poison: all-ones bytes are a NaN in fp32, fp16 and bf16; int32 gets 0x7f7f7f7f,
+// which no int8 product of these inputs can reach (|d| <= 64 K <= 2^30).
 void verify_case(Case& c, const Context& ctx, std::uint64_t seed, int samples) {
-    std::vector<unsigned char> ha, hb, hd(std::size_t(c.bytes_d));
+    std::vector<unsigned char> ha, hb;
     generate_case_inputs(c, seed, ha, hb);
-    void *da = nullptr, *db = nullptr, *dd = nullptr;
-    CHECK(cudaMalloc(&da, c.bytes_a));
-    CHECK(cudaMalloc(&db, c.bytes_b));
-    CHECK(cudaMalloc(&dd, c.bytes_d));
-    CHECK(cudaMemcpyAsync(da, ha.data(), c.bytes_a, cudaMemcpyHostToDevice, ctx.stream));
-    CHECK(cudaMemcpyAsync(db, hb.data(), c.bytes_b, cudaMemcpyHostToDevice, ctx.stream));
-    // Poison: all-ones bytes are a NaN in fp32, fp16 and bf16; int32 gets 0x7f7f7f7f, which no int8 product
-    // of these inputs can reach (|d| <= 64 K <= 2^30).
-    CHECK(cudaMemsetAsync(dd, c.spec->out == OutFmt::i32 ? 0x7f : 0xFF, c.bytes_d, ctx.stream));
-    enqueue_matmul(c, ctx, da, db, dd);
-    CHECK(cudaMemcpyAsync(hd.data(), dd, c.bytes_d, cudaMemcpyDeviceToHost, ctx.stream));
-    CHECK(cudaStreamSynchronize(ctx.stream));  // surfaces faults raised while the product ran
-    CHECK(cudaGetLastError());
-    for (void* p : {da, db, dd}) CHECK(cudaFree(p));
-
+    const std::vector<unsigned char> hd =
+        run_checked({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_d, c.spec->out == Fmt::i32 ? 0x7f : 0xFF,
+                    ctx.stream, [&](std::span<void* const> in, void* d) { enqueue_matmul(c, ctx, in[0], in[1], d); });
     std::string what = check_written(c, hd);
     if (what.empty()) what = check_samples(c, ha, hb, hd, checked_positions(c, seed, samples));
-    if (what.empty()) what = check_norm(c);
     if (what.empty()) return;
     std::fprintf(stderr, "%s: verification FAILED for %s %s%s%s: %s. Nothing was timed.\n", g_program, c.spec->name,
                  shape_text(c.shape).c_str(), c.shape.label.empty() ? "" : " ", c.shape.label.c_str(), what.c_str());
     std::exit(kExitVerifyFailed);
 }
 
-// ---- Timing ------------------------------------------------------------------------------------------
-
 void measure_case(Case& c, const Context& ctx, const DeviceInfo& dev, const Options& o, std::uint64_t seed) {
     std::vector<unsigned char> ha, hb;
     generate_case_inputs(c, seed, ha, hb);  // the inputs the verification pass checked
-    // Copies of A and B to rotate through; D and some slack for cuBLASLt stay free.
-    const Rotation inputs({c.bytes_a, c.bytes_b}, dev.l2_or_64mib(), round_up_256(c.bytes_d) + 256 * kMiB);
-    c.input_sets = inputs.sets();
-    void* d = nullptr;
-    CHECK(cudaMalloc(&d, c.bytes_d));
-    CHECK(cudaMemcpyAsync(inputs.at(0, 0), ha.data(), c.bytes_a, cudaMemcpyHostToDevice, ctx.stream));
-    CHECK(cudaMemcpyAsync(inputs.at(0, 1), hb.data(), c.bytes_b, cudaMemcpyHostToDevice, ctx.stream));
-    inputs.replicate(ctx.stream);
-    ha = {};
-    hb = {};
-    c.t = time_runs(ctx.stream, [&](std::size_t run) { enqueue_matmul(c, ctx, inputs.at(run, 0), inputs.at(run, 1), d); },
-                    o.run.timing);
-    const double ops = 2.0 * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.shape.count);
-    c.rate = ops / c.t.median_s / 1e12;
-    CHECK(cudaFree(d));
+    c.t = time_rotated({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_d, dev.l2_or_64mib(), ctx.stream,
+                       o.run.timing, c.input_sets,
+                       [&](std::span<void* const> in, void* d) { enqueue_matmul(c, ctx, in[0], in[1], d); });
+    c.rate = 2.0 * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.shape.count) / c.t.median_s / 1e12;
 }
 
 // ---- Report ------------------------------------------------------------------------------------------
@@ -580,7 +503,7 @@ Json record(const Case& c) {
     return j.set(field::note, c.note.empty() ? std::optional<std::string>() : c.note);
 }
 
-std::string build_json(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const std::vector<Case>& cases) {
+Json config_json(const Options& o, std::uint64_t seed) {
     std::string precisions;
     for (const Prec p : o.precisions) precisions += std::string(precisions.empty() ? "" : ",") + spec_of(p).name;
     Json config;
@@ -588,54 +511,45 @@ std::string build_json(const Options& o, const DeviceInfo& dev, std::uint64_t se
     config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
     config.set(field::seed, seed).set(field::samples, o.samples).set(field::workspace_bytes, kWorkspaceBytes);
     config.set(field::heuristic_results_requested, kHeuristicRequest).set(field::algo_index_used, 0);
-    config.set(field::layout, "TN, CUBLASLT_ORDER_COL: A stored K x M (lda = K) with op(A) = T, B stored K x N (ldb = "
-                              "K), D M x N (ldd = M); alpha = 1, beta = 0, C = D; strided batch of count");
-    config.set(field::timing, "CUDA events between back-to-back runs on one stream behind a lead kernel; inputs "
-                              "rotate through input_sets copies of A and B so that (input_sets - 1)(|A| + |B|) >= 2 x "
-                              "L2 where memory allows");
-    config.set(field::rate, "tflops = 2 m n k count / time_s_median / 1e12 (tera-operations for int8: TOPS)");
-    config.set(field::error_measure, "max_rel_error = max |d - ref| / sum_k |a_k b_k| over the checked elements; "
-                                     "rel_l2_error = ||d - ref||_2 / ||ref||_2 over them; int8 exact");
+    for (const auto& [k, text] : roofplan::io::schema::conventions::gemm) config.set(k, text);
+    return config;
+}
+
+// The table on stderr and the JSON report: the same rows.
+int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const std::vector<Case>& cases) {
+    std::vector<Json> results, skipped;
+    for (const Case& c : cases)
+        if (c.skip_reason.empty()) results.push_back(record(c));
+        else skipped.push_back(shape_json(c).set(field::reason, c.skip_reason));
+    print_device_line(dev);
+    std::fprintf(stderr, ", cuBLASLt %s\n  TN layout, heuristic algorithm #0, 32 MiB workspace; %d ms + %d warm-up runs, "
+                 "%d timed runs per case; seed %llu\n  every case verified before timing (all elements written; sampled "
+                 "elements vs CPU)\n\n", library_version_string(cublasLtGetVersion()).c_str(), o.run.timing.warmup_ms,
+                 o.run.timing.warmup, o.run.timing.repeats, static_cast<unsigned long long>(seed));
+    const std::vector<Column> shape = {{field::precision, "prec", -5}, {field::m, "M", 6, "%.0f"},
+                                       {field::n, "N", 6, "%.0f"}, {field::k, "K", 6, "%.0f"}, {field::count, "count", 5, "%.0f"}};
+    std::vector<Column> columns = shape;
+    columns.insert(columns.end(), {{field::input_sets, "sets", 4, "%.0f"}, {field::time_s_median, "median us", 10, "%.2f", 1e6},
+                                   {field::time_s_min, "min us", 10, "%.2f", 1e6}, {field::time_s_max, "max us", 10, "%.2f", 1e6},
+                                   {field::tflops, "T(FL)OPS", 9, "%.1f"}, {field::max_rel_error, "max rel", 9, "%.2e"},
+                                   {field::rel_l2_error, "rel l2", 9, "%.2e"}, {field::algo_heuristics, "algos", 5, "%.0f"},
+                                   {field::algo_id, "id", 4, "%.0f"}, {field::tile_id, "tile", 4, "%.0f"},
+                                   {field::host_kept_ahead, "ahead", 5}, {field::label, "label", -1}, {field::note, "note", -1}});
+    print_rows(results, columns);
+    if (!skipped.empty()) {
+        std::fprintf(stderr, "\n  skipped:\n");
+        columns = shape;
+        columns.insert(columns.end(), {{field::label, "label", -1}, {field::reason, "reason", -1}});
+        print_rows(skipped, columns);
+    }
     Json prov = provenance(o.run, environment({"NVIDIA_TF32_OVERRIDE", "CUBLAS_EMULATION_STRATEGY", "CUBLASLT_LOG_LEVEL",
                                                "CUBLASLT_LOG_MASK", "CUBLAS_WORKSPACE_CONFIG", "CUDA_MODULE_LOADING",
                                                "CUDA_VISIBLE_DEVICES"}));
     prov.set(field::cublaslt_version, library_version_string(cublasLtGetVersion()));
     prov.set(field::cublaslt_version_code, cublasLtGetVersion());
     prov.set(field::cublas_header_version, library_version_string(CUBLAS_VERSION));
-    std::vector<Json> results, skipped;
-    for (const Case& c : cases)
-        if (c.skip_reason.empty()) results.push_back(record(c));
-        else skipped.push_back(shape_json(c).set(field::reason, c.skip_reason));
-    Json doc = report_head(tool::gemm, prov, dev, config);
-    return doc.records(key::results, results).records(key::skipped, skipped).block() + "\n";
-}
-
-void print_table(const DeviceInfo& dev, const Options& o, std::uint64_t seed, const std::vector<Case>& cases) {
-    print_device_line(dev);
-    std::fprintf(stderr, ", cuBLASLt %s\n", library_version_string(cublasLtGetVersion()).c_str());
-    std::fprintf(stderr, "  TN layout, heuristic algorithm #0, 32 MiB workspace; %d ms + %d warm-up runs, %d timed runs "
-                 "per case; seed %llu\n", o.run.timing.warmup_ms, o.run.timing.warmup, o.run.timing.repeats,
-                 static_cast<unsigned long long>(seed));
-    std::fprintf(stderr, "  every case verified before timing (all elements written; sampled elements vs CPU)\n\n");
-    std::fprintf(stderr, "  %-5s %-26s %-12s %4s %11s %11s %11s %9s %9s %9s %5s %5s %5s\n", "prec", "M x N x K (count)",
-                 "label", "sets", "median us", "min us", "max us", "T(FL)OPS", "max rel", "rel l2", "algos", "id",
-                 "tile");
-    for (const Case& c : cases) {
-        const std::string label = c.shape.label.size() > 12 ? c.shape.label.substr(0, 11) + "~" : c.shape.label;
-        if (!c.skip_reason.empty()) {
-            std::fprintf(stderr, "  %-5s %-26s %-12s skipped: %s\n", c.spec->name, shape_text(c.shape).c_str(),
-                         label.c_str(), c.skip_reason.c_str());
-            continue;
-        }
-        std::fprintf(stderr, "  %-5s %-26s %-12s %4d %11.2f %11.2f %11.2f %9.1f %9.2e %9.2e %5d %5lld %5lld%s%s\n",
-                     c.spec->name, shape_text(c.shape).c_str(), label.c_str(), c.input_sets, c.t.median_s * 1e6,
-                     c.t.min_s * 1e6, c.t.max_s * 1e6, c.rate, c.v.max_rel_error, c.v.rel_l2_error, c.plan.heuristics,
-                     c.plan.algo_id, c.plan.tile_id, c.t.host_kept_ahead ? "" : "  [host fell behind]",
-                     c.note.empty() ? "" : "  [note]");
-    }
-    for (const Case& c : cases)
-        if (!c.note.empty())
-            std::fprintf(stderr, "  note, %s %s: %s\n", c.spec->name, shape_text(c.shape).c_str(), c.note.c_str());
+    Json doc = report_head(tool::gemm, prov, dev, config_json(o, seed));
+    return write_report(o.run.json_path, doc.records(key::results, results).records(key::skipped, skipped).text(0) + "\n");
 }
 
 // ---- The run -----------------------------------------------------------------------------------------
@@ -739,8 +653,7 @@ int run(const Options& o, const DeviceInfo& dev) {
     CHECK(cudaFree(ctx.workspace));
     CHECK(cudaStreamDestroy(ctx.stream));
     CHECK(cublasLtDestroy(ctx.lt));
-    print_table(dev, o, seed, cases);
-    return write_report(o.run.json_path, build_json(o, dev, seed, cases));
+    return report(o, dev, seed, cases);
 }
 
 }  // namespace

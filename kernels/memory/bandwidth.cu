@@ -268,64 +268,11 @@ Options parse_args(int argc, char** argv) {
 
 // ---- The run -----------------------------------------------------------------------------------------
 
-struct Result {
-    Op op;
-    std::uint64_t bytes_per_iteration;
-    Timing t;
-    double gb_per_s = 0;
-    double fraction_of_memcpy = 0;
-};
-
-Json record(const Result& r) {
-    Json j;
-    j.set(field::kernel, op_name(r.op)).set(field::bytes_per_iteration, r.bytes_per_iteration);
-    j.set(field::median_s, r.t.median_s).set(field::min_s, r.t.min_s).set(field::max_s, r.t.max_s);
-    j.set(field::gb_per_s, r.gb_per_s).set(field::fraction_of_memcpy, r.fraction_of_memcpy);
-    j.set(field::warm_runs, r.t.warm_runs).set(field::lead_s, r.t.lead_s);
-    return j.set(field::host_enqueue_s, r.t.host_enqueue_s).set(field::host_kept_ahead, r.t.host_kept_ahead);
-}
-
-template <class T>
-std::string build_json(const Options& o, const DeviceInfo& dev, std::uint64_t array_bytes, std::uint64_t seed,
-                       T scalar, unsigned grid, const cudaFuncAttributes& binary, const std::vector<Result>& results) {
-    Json config;
-    config.set(field::dtype, sizeof(T) == 4 ? "f32" : "f64").set(field::element_bytes, sizeof(T));
-    config.set(field::array_bytes, array_bytes).set(field::elements_per_array, array_bytes / sizeof(T));
-    config.set(field::scalar, double(scalar)).set(field::warmup, o.run.timing.warmup);
-    config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
-    config.set(field::seed, seed).set(field::block_size, kBlockSize).set(field::grid_blocks, grid);
-    config.set(field::kernel_binary_version, binary.binaryVersion).set(field::kernel_ptx_version, binary.ptxVersion);
-    config.set(field::bytes_convention, "STREAM: copy and scale 2 arrays, triad 3 arrays, memcpy 2 arrays per "
-                                        "iteration; GB = 1e9 bytes");
-    std::vector<Json> records;
-    for (const Result& r : results) records.push_back(record(r));
-    Json doc = report_head(tool::bandwidth, provenance(o.run, environment({"CUDA_VISIBLE_DEVICES"})), dev, config);
-    return doc.records(key::results, records).block() + "\n";
-}
-
-void print_table(const DeviceInfo& dev, const char* dtype, std::uint64_t array_bytes, const Options& o,
-                 std::uint64_t seed, const std::vector<Result>& results) {
-    print_device_line(dev);
-    if (const auto peak = dev.peak_gb_per_s())
-        std::fprintf(stderr, "\n  memory: %d-bit bus, %d MHz, estimated peak %.1f GB/s (2 x clock x width)",
-                     *dev.memory_bus_width_bits, *dev.memory_clock_khz / 1000, *peak);
-    std::fprintf(stderr, "\n  %s, %.0f MiB per array, %d ms + %d warm-up runs, %d timed runs per kernel, seed %llu\n",
-                 dtype, double(array_bytes) / double(kMiB), o.run.timing.warmup_ms, o.run.timing.warmup,
-                 o.run.timing.repeats, static_cast<unsigned long long>(seed));
-    std::fprintf(stderr, "  verified before timing: copy, scale, triad, memcpy_d2d (every element)\n\n");
-    std::fprintf(stderr, "  %-11s %14s %12s %12s %12s %10s %10s\n", "kernel", "bytes/iter", "median us", "min us",
-                 "max us", "GB/s", "vs memcpy");
-    for (const Result& r : results)
-        std::fprintf(stderr, "  %-11s %14llu %12.2f %12.2f %12.2f %10.1f %10.3f%s\n", op_name(r.op),
-                     static_cast<unsigned long long>(r.bytes_per_iteration), r.t.median_s * 1e6, r.t.min_s * 1e6,
-                     r.t.max_s * 1e6, r.gb_per_s, r.fraction_of_memcpy, r.t.host_kept_ahead ? "" : "  [host fell behind]");
-}
-
 // The array size: as asked, else at least 256 MiB and 4 x L2 so that L2 cannot hold the working set; exits when
 // three arrays do not fit in the free memory.
 std::uint64_t array_bytes_for(const Options& o, const DeviceInfo& dev) {
     const std::uint64_t l2 = std::uint64_t(dev.l2_bytes.value_or(0));
-    const std::uint64_t size_mib = o.size_mib ? *o.size_mib : std::max<std::uint64_t>(256, (4 * l2 + kMiB - 1) / kMiB);
+    const std::uint64_t size_mib = o.size_mib.value_or(std::max<std::uint64_t>(256, (4 * l2 + kMiB - 1) / kMiB));
     if (size_mib * kMiB < 4 * l2)
         std::fprintf(stderr, "%s: warning: %llu MiB per array is less than 4 x L2 (%.1f MiB); L2 hits may inflate the "
                      "results\n", g_program, static_cast<unsigned long long>(size_mib), 4.0 * double(l2) / double(kMiB));
@@ -340,6 +287,21 @@ std::uint64_t array_bytes_for(const Options& o, const DeviceInfo& dev) {
 }
 
 template <class T>
+Json config_json(const Options& o, std::uint64_t array_bytes, std::uint64_t seed, unsigned grid) {
+    cudaFuncAttributes binary{};  // which machine code the driver loaded (native SASS or JIT from PTX)
+    CHECK(cudaFuncGetAttributes(&binary, copy_kernel<T>));
+    Json config;
+    config.set(field::dtype, sizeof(T) == 4 ? "f32" : "f64").set(field::element_bytes, sizeof(T));
+    config.set(field::array_bytes, array_bytes).set(field::elements_per_array, array_bytes / sizeof(T));
+    config.set(field::scalar, 3.0).set(field::warmup, o.run.timing.warmup);
+    config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
+    config.set(field::seed, seed).set(field::block_size, kBlockSize).set(field::grid_blocks, grid);
+    config.set(field::kernel_binary_version, binary.binaryVersion).set(field::kernel_ptx_version, binary.ptxVersion);
+    for (const auto& [k, text] : roofplan::io::schema::conventions::bandwidth) config.set(k, text);
+    return config;
+}
+
+template <class T>
 int run(const Options& o, const DeviceInfo& dev) {
     const T scalar = T(3);  // STREAM's scalar
     const std::uint64_t array_bytes = array_bytes_for(o, dev);
@@ -347,28 +309,45 @@ int run(const Options& o, const DeviceInfo& dev) {
     d.n = std::size_t(array_bytes / sizeof(T));
     for (T** p : {&d.a, &d.b, &d.c}) CHECK(cudaMalloc(p, d.bytes()));
     const unsigned grid = covering_grid(d.n / Vec<T>::width);
-    cudaFuncAttributes binary{};  // which machine code the driver loaded (native SASS or JIT from PTX)
-    CHECK(cudaFuncGetAttributes(&binary, copy_kernel<T>));
     const std::uint64_t seed = seed_or_clock(o.run.seed);
-
     verify_all(d, scalar, grid, seed);
 
     cudaStream_t stream = nullptr;
     CHECK(cudaStreamCreate(&stream));
-    std::vector<Result> results;
-    for (const Op op : kOps) {
-        const auto one_run = [&](std::size_t) { enqueue(op, d, scalar, grid, stream); };
-        Result r{op, arrays_moved(op) * array_bytes, time_runs(stream, one_run, o.run.timing)};
-        r.gb_per_s = double(r.bytes_per_iteration) / r.t.median_s / 1e9;
-        results.push_back(r);
-    }
-    const double memcpy_gb_per_s = results.back().gb_per_s;  // Op::memcpy_d2d is last in kOps
-    for (Result& r : results) r.fraction_of_memcpy = r.gb_per_s / memcpy_gb_per_s;
+    std::vector<Timing> times;
+    for (const Op op : kOps) times.push_back(time_runs(stream, [&](std::size_t) { enqueue(op, d, scalar, grid, stream); },
+                                                       o.run.timing));
     CHECK(cudaStreamDestroy(stream));
     for (T** p : {&d.a, &d.b, &d.c}) CHECK(cudaFree(*p));
+    std::vector<Json> rows;
+    for (std::size_t i = 0; i < times.size(); ++i) {
+        const Timing& t = times[i];
+        const std::uint64_t bytes = arrays_moved(kOps[i]) * array_bytes;
+        const double gb_per_s = double(bytes) / t.median_s / 1e9;
+        const double memcpy_gb_per_s = 2.0 * double(array_bytes) / times.back().median_s / 1e9;  // memcpy_d2d is last
+        Json r;
+        r.set(field::kernel, op_name(kOps[i])).set(field::bytes_per_iteration, bytes).set(field::median_s, t.median_s);
+        r.set(field::min_s, t.min_s).set(field::max_s, t.max_s).set(field::gb_per_s, gb_per_s);
+        r.set(field::fraction_of_memcpy, gb_per_s / memcpy_gb_per_s).set(field::warm_runs, t.warm_runs);
+        r.set(field::lead_s, t.lead_s).set(field::host_enqueue_s, t.host_enqueue_s);
+        rows.push_back(r.set(field::host_kept_ahead, t.host_kept_ahead));
+    }
 
-    print_table(dev, sizeof(T) == 4 ? "f32" : "f64", array_bytes, o, seed, results);
-    return write_report(o.run.json_path, build_json(o, dev, array_bytes, seed, scalar, grid, binary, results));
+    print_device_line(dev);
+    if (const auto peak = dev.peak_gb_per_s())
+        std::fprintf(stderr, "\n  memory: %d-bit bus, %d MHz, estimated peak %.1f GB/s (2 x clock x width)",
+                     *dev.memory_bus_width_bits, *dev.memory_clock_khz / 1000, *peak);
+    std::fprintf(stderr, "\n  %s, %.0f MiB per array, %d ms + %d warm-up runs, %d timed runs per kernel, seed %llu\n",
+                 sizeof(T) == 4 ? "f32" : "f64", double(array_bytes) / double(kMiB), o.run.timing.warmup_ms,
+                 o.run.timing.warmup, o.run.timing.repeats, static_cast<unsigned long long>(seed));
+    std::fprintf(stderr, "  verified before timing: copy, scale, triad, memcpy_d2d (every element)\n\n");
+    print_rows(rows, {{field::kernel, "kernel", -11}, {field::bytes_per_iteration, "bytes/iter", 14, "%.0f"},
+                      {field::median_s, "median us", 12, "%.2f", 1e6}, {field::min_s, "min us", 12, "%.2f", 1e6},
+                      {field::max_s, "max us", 12, "%.2f", 1e6}, {field::gb_per_s, "GB/s", 10, "%.1f"},
+                      {field::fraction_of_memcpy, "vs memcpy", 10, "%.3f"}, {field::host_kept_ahead, "host ahead", 11}});
+    const Json head = report_head(tool::bandwidth, provenance(o.run, environment({"CUDA_VISIBLE_DEVICES"})), dev,
+                                  config_json<T>(o, array_bytes, seed, grid));
+    return write_report(o.run.json_path, Json(head).records(key::results, rows).text(0) + "\n");
 }
 
 }  // namespace

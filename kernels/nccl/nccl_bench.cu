@@ -76,6 +76,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -87,6 +88,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -167,49 +169,28 @@ struct Options {
     bool verbose = false;
 };
 
-bool iequals(std::string_view a, std::string_view b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-        return (x >= 'A' && x <= 'Z' ? char(x - 'A' + 'a') : x) == (y >= 'A' && y <= 'Z' ? char(y - 'A' + 'a') : y);
-    });
-}
-
 // A size: digits with an optional binary suffix (see --help).  Positive, a multiple of 4, at most kMaxBytes.
 std::uint64_t parse_size(std::string_view flag, std::string_view text) {
-    std::size_t digits = 0;
-    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-    const std::string_view number = text.substr(0, digits), suffix = text.substr(digits);
-    std::uint64_t unit = 0;
-    if (suffix.empty() || iequals(suffix, "B")) unit = 1;
-    else if (iequals(suffix, "K") || iequals(suffix, "KB") || iequals(suffix, "KiB")) unit = 1024;
-    else if (iequals(suffix, "M") || iequals(suffix, "MB") || iequals(suffix, "MiB")) unit = kMiB;
-    else if (iequals(suffix, "G") || iequals(suffix, "GB") || iequals(suffix, "GiB")) unit = kGiB;
-    std::uint64_t value = 0;
-    const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (number.empty() || unit == 0 || ec == std::errc::invalid_argument || ptr != number.data() + number.size())
-        usage_error(std::string(flag) + ": '" + std::string(text) +
-                    "' is not a size (bytes with an optional suffix K, KB, KiB, M, MB, MiB, G, GB or GiB)");
+    const std::size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
+    std::string suffix(text.substr(digits));
+    for (char& ch : suffix) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    const std::uint64_t unit = suffix.empty() || suffix == "b"                       ? 1
+                               : suffix == "k" || suffix == "kb" || suffix == "kib" ? 1024
+                               : suffix == "m" || suffix == "mb" || suffix == "mib" ? kMiB
+                               : suffix == "g" || suffix == "gb" || suffix == "gib" ? kGiB
+                                                                                    : 0;
+    const std::string where = std::string(flag) + ": '" + std::string(text) + "'";
+    if (digits == 0 || unit == 0)
+        usage_error(where + " is not a size (bytes with an optional suffix K, KB, KiB, M, MB, MiB, G, GB or GiB)");
     std::uint64_t bytes = 0;
-    if (ec == std::errc::result_out_of_range || __builtin_mul_overflow(value, unit, &bytes) || bytes > kMaxBytes)
-        usage_error(std::string(flag) + ": '" + std::string(text) + "' is larger than " +
-                    std::to_string(kMaxBytes / kGiB) + " GiB");
+    if (digits > 12 || __builtin_mul_overflow(parse_unsigned(flag, text.substr(0, digits), 0, ~0ull), unit, &bytes) ||
+        bytes > kMaxBytes)
+        usage_error(where + " is larger than " + std::to_string(kMaxBytes / kGiB) + " GiB");
     if (bytes == 0) usage_error(std::string(flag) + ": sizes must be positive, got '" + std::string(text) + "'");
     if (bytes % 4 != 0)
-        usage_error(std::string(flag) + ": '" + std::string(text) + "' is " + std::to_string(bytes) +
-                    " bytes, not a whole number of float32 elements (a multiple of 4)");
+        usage_error(where + " is " + std::to_string(bytes) + " bytes, not a whole number of float32 elements (a "
+                    "multiple of 4)");
     return bytes;
-}
-
-void add_ops(Options& o, std::string_view list) {
-    for (const std::string_view name : split(list, ',')) {
-        std::vector<Collective> add;
-        for (const Collective op : roofplan::all_collectives)
-            if (name == "all" || name == op_name(op)) add.push_back(op);
-        if (add.empty())
-            usage_error("unknown operation '" + std::string(name) +
-                        "' in --op; accepted: allreduce, broadcast, reduce, reducescatter, allgather, all");
-        for (const Collective op : add)
-            if (std::find(o.ops.begin(), o.ops.end(), op) == o.ops.end()) o.ops.push_back(op);
-    }
 }
 
 void add_sweep(Options& o, std::string_view spec) {
@@ -222,13 +203,18 @@ void add_sweep(Options& o, std::string_view spec) {
 
 Options parse_args(int argc, char** argv) {
     Options o;
-    o.run.timing = {5, 5, 0};  // repeats, warmup (collectives), no --warmup-ms
+    o.run.timing = {5, 5, 0};  // repeats (measurements), warmup (collectives), no --warmup-ms
     Cli cli(tool::nccl.data(), "NCCL collective bandwidth (algbw, busbw) the way nccl-tests counts it, one process "
                                "driving all\nvisible GPUs through ncclCommInitAll.  float32, sum, root 0, "
                                "out-of-place.  Every operation and size\nis checked exactly against a host reference "
                                "before anything is timed.");
     cli.option("--op", "LIST", "comma-separated allreduce, broadcast, reduce, reducescatter, allgather, or all\n"
-                               "(default all)", [&o](std::string_view v) { add_ops(o, v); });
+               "(default all)", [&o](std::string_view v) {
+                   std::vector<std::string_view> names;
+                   for (const Collective op : roofplan::all_collectives) names.push_back(roofplan::to_string(op));
+                   for (const int i : parse_choices(v, names, "operation"))
+                       if (std::find(o.ops.begin(), o.ops.end(), Collective(i)) == o.ops.end()) o.ops.push_back(Collective(i));
+               });
     cli.option("--sweep", "MIN:MAX", "sizes from MIN doubling up to MAX (default 1MB:1GB)",
                [&o](std::string_view v) { add_sweep(o, v); });
     cli.option("--bytes", "LIST", "comma-separated sizes (with --sweep too: both sets of sizes)\n"
@@ -240,13 +226,13 @@ Options parse_args(int argc, char** argv) {
                });
     cli.number("--gpus", "use the first N visible GPUs (default: all of them)", o.gpus, 1, 1024);
     cli.number("--iters", "back-to-back collectives per measurement", o.iters, 1, 100000);
-    cli.common(o.run, false, false).flag("--verbose", "progress lines on stderr even when it is not a terminal",
-                                         [&o] { o.verbose = true; });
+    cli.common(o.run, false).option("--verbose", "", "progress lines on stderr even when it is not a terminal",
+                                    [&o](std::string_view) { o.verbose = true; });
     cli.footer("algbw = S / time, busbw = algbw x (allreduce 2(n-1)/n; reducescatter, allgather (n-1)/n; broadcast,\n"
                "reduce 1); GB/s = 1e9 bytes/s.  NCCL_NVLS_ENABLE is set to 0 unless already set.  Progress and the\n"
                "table go to stderr, the JSON report to stdout (or --json PATH; use it when NCCL_DEBUG is set).\n");
     cli.parse(argc, argv);
-    if (o.ops.empty()) add_ops(o, "all");
+    if (o.ops.empty()) o.ops.assign(std::begin(roofplan::all_collectives), std::end(roofplan::all_collectives));
     if (o.sizes.empty()) add_sweep(o, "1MB:1GB");
     std::sort(o.sizes.begin(), o.sizes.end());
     o.sizes.erase(std::unique(o.sizes.begin(), o.sizes.end()), o.sizes.end());
@@ -255,46 +241,33 @@ Options parse_args(int argc, char** argv) {
 
 // ---- Provenance --------------------------------------------------------------------------------------
 
+// Which devices can access which (null on the diagonal) and cudaDevP2PAttrPerformanceRank, for the report.
 struct Topology {
-    std::vector<std::vector<int>> can_access_peer;   // [i][j], i != j; -1 on the diagonal
-    std::vector<std::vector<int>> p2p_perf_rank;     // cudaDevP2PAttrPerformanceRank; -1 on the diagonal
+    std::vector<std::vector<std::optional<bool>>> can_access_peer;
+    std::vector<std::vector<std::optional<int>>> p2p_perf_rank;
 };
 
 [[maybe_unused]] Topology query_topology(int n) {
     Topology t;
-    t.can_access_peer.assign(std::size_t(n), std::vector<int>(std::size_t(n), -1));
-    t.p2p_perf_rank.assign(std::size_t(n), std::vector<int>(std::size_t(n), -1));
+    t.can_access_peer.assign(std::size_t(n), std::vector<std::optional<bool>>(std::size_t(n)));
+    t.p2p_perf_rank.assign(std::size_t(n), std::vector<std::optional<int>>(std::size_t(n)));
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
+            int can = 0, rank = 0;
             if (i == j) continue;
-            CHECK(cudaDeviceCanAccessPeer(&t.can_access_peer[std::size_t(i)][std::size_t(j)], i, j));
-            CHECK(cudaDeviceGetP2PAttribute(&t.p2p_perf_rank[std::size_t(i)][std::size_t(j)],
-                                            cudaDevP2PAttrPerformanceRank, i, j));
+            CHECK(cudaDeviceCanAccessPeer(&can, i, j));
+            CHECK(cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, i, j));
+            t.can_access_peer[std::size_t(i)][std::size_t(j)] = can != 0;
+            t.p2p_perf_rank[std::size_t(i)][std::size_t(j)] = rank;
         }
     return t;
-}
-
-// A matrix of the topology as JSON: null on the diagonal, booleans or numbers elsewhere.
-std::string matrix_json(const std::vector<std::vector<int>>& m, bool as_bool) {
-    std::vector<std::string> rows;
-    for (const std::vector<int>& row : m) {
-        std::vector<std::string> cells;
-        for (const int v : row) cells.push_back(v < 0 ? "null" : as_bool ? to_json(v != 0) : to_json(v));
-        std::string text = "[";
-        for (std::size_t k = 0; k < cells.size(); ++k) text += (k ? ", " : "") + cells[k];
-        rows.push_back(text + "]");
-    }
-    std::string text = "[";
-    for (std::size_t k = 0; k < rows.size(); ++k) text += (k ? ", " : "") + rows[k];
-    return text + "]";
 }
 
 // The file the dynamic linker loaded NCCL from (the toolkit's copy, a Python wheel's, ...), if it says.
 std::string nccl_library_path() {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&ncclGetVersion), &info) != 0 && info.dli_fname != nullptr)
-        return info.dli_fname;
-    return "";
+    const bool found = dladdr(reinterpret_cast<void*>(&ncclGetVersion), &info) != 0 && info.dli_fname != nullptr;
+    return found ? info.dli_fname : "";
 }
 
 // One rank's device: its report record (device_json with rank and host) and its line in the table.
@@ -304,13 +277,11 @@ struct RankDevice {
 
 RankDevice describe_rank(int rank, int device) {
     const DeviceInfo d = query_device(device);
-    Json j;
-    j.set(field::rank, rank).set(field::host, host_name()).merge(device_json(d));
     char line[512];
     std::snprintf(line, sizeof line, "  rank %d: device %d, %s [%s], sm_%d%d, %d SMs, %.1f GiB\n", rank, d.index,
                   d.name.c_str(), d.pci_bus_id.c_str(), d.cc_major, d.cc_minor, d.sm_count,
                   double(d.global_memory_bytes) / double(kGiB));
-    return {j.line(), line};
+    return {Json().set(field::rank, rank).set(field::host, host_name()).merge(device_json(d)).text(), line};
 }
 
 // ---- Cases -------------------------------------------------------------------------------------------
@@ -354,11 +325,9 @@ void size_case(Case& c, int n) {
 
 // The generator seed of each rank's send buffer in case `c`.
 std::vector<std::uint64_t> rank_seeds(const Case& c, std::uint64_t seed, int n) {
-    std::vector<std::uint64_t> s(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r) {
-        SplitMix64 g{case_seed(seed, c.index) ^ (0xA24BAED4963EE407ull * (std::uint64_t(r) + 1))};
-        s[std::size_t(r)] = g.next();
-    }
+    std::vector<std::uint64_t> s;
+    for (std::uint64_t r = 0; r < std::uint64_t(n); ++r)
+        s.push_back(SplitMix64{case_seed(seed, c.index) ^ (0xA24BAED4963EE407ull * (r + 1))}.next());
     return s;
 }
 
@@ -380,23 +349,13 @@ struct Rank {
 void enqueue_collective(const Case& c, std::vector<Rank>& ranks) {
     CHECK(ncclGroupStart());
     for (Rank& r : ranks) {
-        switch (c.op) {
-            case Collective::allreduce:
-                CHECK(ncclAllReduce(r.send, r.recv, c.count, ncclFloat32, ncclSum, r.comm, r.stream));
-                break;
-            case Collective::broadcast:
-                CHECK(ncclBroadcast(r.send, r.recv, c.count, ncclFloat32, kRoot, r.comm, r.stream));
-                break;
-            case Collective::reduce:
-                CHECK(ncclReduce(r.send, r.recv, c.count, ncclFloat32, ncclSum, kRoot, r.comm, r.stream));
-                break;
-            case Collective::reducescatter:
-                CHECK(ncclReduceScatter(r.send, r.recv, c.count, ncclFloat32, ncclSum, r.comm, r.stream));
-                break;
-            case Collective::allgather:
-                CHECK(ncclAllGather(r.send, r.recv, c.count, ncclFloat32, r.comm, r.stream));
-                break;
-        }
+        const auto [send, recv, n] = std::tuple{r.send, r.recv, c.count};
+        if (c.op == Collective::allreduce) CHECK(ncclAllReduce(send, recv, n, ncclFloat32, ncclSum, r.comm, r.stream));
+        if (c.op == Collective::broadcast) CHECK(ncclBroadcast(send, recv, n, ncclFloat32, kRoot, r.comm, r.stream));
+        if (c.op == Collective::reduce) CHECK(ncclReduce(send, recv, n, ncclFloat32, ncclSum, kRoot, r.comm, r.stream));
+        if (c.op == Collective::reducescatter)
+            CHECK(ncclReduceScatter(send, recv, n, ncclFloat32, ncclSum, r.comm, r.stream));
+        if (c.op == Collective::allgather) CHECK(ncclAllGather(send, recv, n, ncclFloat32, r.comm, r.stream));
     }
     CHECK(ncclGroupEnd());
 }
@@ -655,76 +614,48 @@ Json config_json(const Options& o, const RunInfo& info) {
     j.set(field::warmup, o.run.timing.warmup).set(field::iters, o.iters).set(field::repeats, o.run.timing.repeats);
     j.set(field::seed, info.seed).set(field::send_buffer_bytes_per_gpu, info.send_buffer_bytes);
     j.set(field::recv_buffer_bytes_per_gpu, info.recv_buffer_bytes);
-    j.set(field::launch, kMpi ? "MPI, one process per rank (mpirun), ncclCommInitRank with the unique id of rank 0 "
-                                "(MPI_Bcast); each process on the GPU of its node-local rank"
-                              : "one process, ncclCommInitAll over the first ranks visible devices; each collective one "
-                                "ncclGroupStart/End over all ranks");
-    j.set(field::bytes, "S as nccl-tests counts it: the buffer for allreduce, broadcast, reduce; the total over ranks "
-                        "(recvcount x ranks x 4) for reducescatter; the output (sendcount x ranks x 4) for allgather");
-    j.set(field::bandwidth, "algbw_GBps = bytes / time_s_median / 1e9; busbw_GBps = algbw_GBps x busbw_factor "
-                            "(allreduce 2(n-1)/n, reducescatter and allgather (n-1)/n, broadcast and reduce 1)");
-    j.set(field::timing, "per measurement: a lead kernel on every stream, a CUDA event on every stream, iters "
-                         "back-to-back collectives, an event on every stream; time = max over ranks of elapsed / iters; "
-                         "median, min and max over repeats measurements, after warmup collectives");
-    return j.set(field::verification,
-                 "inputs m x 2^-k (m in [-8,-1] U [1,8], k in 0..3) from seeded SplitMix64 streams, receive buffers "
-                 "poisoned with NaN, one run compared exactly with a host reference: every element when bytes <= 64 "
-                 "MiB, else the first and last 1024 and 1000000 other distinct random positions of each checked rank's "
-                 "receive buffer; checked_elements counts over ranks (reduce: the root only)");
+    j.set(field::launch, kMpi ? roofplan::io::schema::conventions::nccl_launch_mpi
+                              : roofplan::io::schema::conventions::nccl_launch_single);
+    for (const auto& [k, text] : roofplan::io::schema::conventions::nccl) j.set(k, text);
+    return j;
 }
 
-std::string build_json(const Options& o, const RunInfo& info, const std::vector<Case>& cases) {
+// The table on stderr and the JSON report: the same rows.
+int report(const Options& o, const RunInfo& info, const std::vector<Case>& cases) {
+    const auto [driver, runtime] = driver_and_runtime();
+    const int n = int(info.devices.size());
+    const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
+    std::fprintf(stderr, "\n%s: %d rank%s, NCCL %s (%s), driver %s, runtime %s\n", g_program, n, n == 1 ? "" : "s",
+                 library_version_string(info.nccl_version).c_str(), nccl_library_path().c_str(),
+                 version_string(driver).c_str(), version_string(runtime).c_str());
+    for (const RankDevice& d : info.devices) std::fputs(d.line.c_str(), stderr);
+    std::fprintf(stderr, "  peer access (row i: can device i access device j): %s\n",
+                 to_json(info.topo.can_access_peer).c_str());
+    std::fprintf(stderr, "  NCCL_NVLS_ENABLE=%s%s; float32 sum, root %d, out-of-place; %d warm-up, %d x %d timed "
+                 "collectives per case; seed %llu\n  every case verified exactly before timing; GB/s = 1e9 B/s\n\n",
+                 nvls != nullptr ? nvls : "(unset)", info.nvls_set_by_program ? " (set by this program)" : "", kRoot,
+                 o.run.timing.warmup, o.run.timing.repeats, o.iters, static_cast<unsigned long long>(info.seed));
+    std::vector<Json> results;
+    for (const Case& c : cases) results.push_back(record(c, n));
+    print_rows(results, {{field::op, "op", -13}, {field::bytes, "bytes", 12, "%.0f"}, {field::count, "count", 11, "%.0f"},
+                         {field::time_s_median, "median us", 11, "%.2f", 1e6}, {field::time_s_min, "min us", 11, "%.2f", 1e6},
+                         {field::time_s_max, "max us", 11, "%.2f", 1e6}, {field::algbw_gbps, "algbw GB/s", 10},
+                         {field::busbw_gbps, "busbw GB/s", 10}, {field::busbw_factor, "factor", 7, "%.3f"},
+                         {field::checked_elements, "checked", 10, "%.0f"}, {field::host_kept_ahead, "ahead", 6}});
     Json prov = provenance(o.run, environment({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_DEVICE_MAX_CONNECTIONS",
                                                "CUDA_MODULE_LOADING", "CUDA_LAUNCH_BLOCKING"}, "NCCL_"));
     prov.set(field::hostname, host_name()).set(field::nccl_version, library_version_string(info.nccl_version));
-    prov.set(field::nccl_version_code, info.nccl_version);
+    prov.set(field::nccl_version_code, info.nccl_version).set(field::nccl_library, nccl_library_path());
     prov.set(field::nccl_header_version, library_version_string(NCCL_VERSION_CODE));
-    prov.set(field::nccl_library, nccl_library_path());
     prov.set(field::nccl_nvls_enable_set_by_program, info.nvls_set_by_program);
-    prov.set(field::visible_devices, info.visible_devices);
-    std::string devices = "[";
-    for (std::size_t i = 0; i < info.devices.size(); ++i) devices += (i ? ", " : "") + info.devices[i].json;
-    prov.raw(field::devices, devices + "]").raw(field::peer_access, matrix_json(info.topo.can_access_peer, true));
-    prov.raw(field::p2p_performance_rank, matrix_json(info.topo.p2p_perf_rank, false));
-    std::vector<Json> results;
-    for (const Case& c : cases) results.push_back(record(c, int(info.devices.size())));
+    std::string devices;
+    for (const RankDevice& d : info.devices) devices += (devices.empty() ? "[" : ", ") + d.json;
+    prov.set(field::visible_devices, info.visible_devices).raw(field::devices, devices.empty() ? "[]" : devices + "]");
+    prov.set(field::peer_access, info.topo.can_access_peer).set(field::p2p_performance_rank, info.topo.p2p_perf_rank);
     Json doc;
-    doc.set(key::tool, tool::nccl).set(key::schema_version, roofplan::io::schema::version);
-    doc.object(key::provenance, prov).object(key::config, config_json(o, info)).records(key::results, results);
-    return doc.block() + "\n";
-}
-
-void print_table(const Options& o, const RunInfo& info, const std::vector<Case>& cases) {
-    const int n = int(info.devices.size());
-    int driver = 0, runtime = 0;
-    CHECK(cudaDriverGetVersion(&driver));
-    CHECK(cudaRuntimeGetVersion(&runtime));
-    const std::string library = nccl_library_path();
-    std::fprintf(stderr, "\n%s: %d rank%s, NCCL %s (%s), driver %s, runtime %s\n", g_program, n, n == 1 ? "" : "s",
-                 library_version_string(info.nccl_version).c_str(), library.empty() ? "library path unknown" : library.c_str(),
-                 version_string(driver).c_str(), version_string(runtime).c_str());
-    for (const RankDevice& d : info.devices) std::fputs(d.line.c_str(), stderr);
-    if (n > 1 && info.topo.can_access_peer.size() == std::size_t(n)) {
-        std::fprintf(stderr, "  peer access:");
-        for (const std::vector<int>& row : info.topo.can_access_peer) {
-            std::fprintf(stderr, " ");
-            for (const int v : row) std::fprintf(stderr, "%c", v < 0 ? '-' : v ? 'Y' : 'n');
-        }
-        std::fprintf(stderr, "  (row i: can device i access device j)\n");
-    }
-    const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
-    std::fprintf(stderr, "  NCCL_NVLS_ENABLE=%s%s; float32 sum, root %d, out-of-place; %d warm-up, %d x %d timed "
-                 "collectives per case; seed %llu\n", nvls != nullptr ? nvls : "(unset)",
-                 info.nvls_set_by_program ? " (set by this program)" : "", kRoot, o.run.timing.warmup,
-                 o.run.timing.repeats, o.iters, static_cast<unsigned long long>(info.seed));
-    std::fprintf(stderr, "  every case verified exactly before timing; GB/s = 1e9 B/s\n\n");
-    std::fprintf(stderr, "  %-13s %12s %11s %11s %11s %11s %10s %10s %7s %10s\n", "op", "bytes", "count", "median us",
-                 "min us", "max us", "algbw GB/s", "busbw GB/s", "factor", "checked");
-    for (const Case& c : cases)
-        std::fprintf(stderr, "  %-13s %12llu %11llu %11.2f %11.2f %11.2f %10.2f %10.2f %7.3f %10llu%s\n", op_name(c.op),
-                     (unsigned long long)c.bytes, (unsigned long long)c.count, c.t.s.median_s * 1e6, c.t.s.min_s * 1e6,
-                     c.t.s.max_s * 1e6, c.algbw, c.busbw, c.factor, (unsigned long long)c.checked,
-                     c.t.host_kept_ahead ? "" : "  [host fell behind]");
+    doc.set(key::tool, tool::nccl).set(key::schema_version, roofplan::io::schema::version).object(key::provenance, prov);
+    doc.object(key::config, config_json(o, info)).records(key::results, results);
+    return write_report(o.run.json_path, doc.text(0) + "\n");
 }
 
 // ---- The run -----------------------------------------------------------------------------------------
@@ -839,9 +770,7 @@ int run(const Options& o, RunInfo& info) {
                          c.t.host_kept_ahead ? "" : " (the host fell behind the lead kernel: launch gaps possible)");
     }
     close_ranks(ranks);
-    if (g_world_rank != 0) return 0;  // rank 0 reports for the world
-    print_table(o, info, cases);
-    return write_report(o.run.json_path, build_json(o, info, cases));
+    return g_world_rank == 0 ? report(o, info, cases) : 0;  // rank 0 reports for the world
 }
 
 // Before NCCL reads its environment: NVLink multicast off unless the caller chose.
