@@ -92,7 +92,8 @@ public:
     // An integer option (int, std::uint64_t or std::optional<std::uint64_t>); the help shows the default.
     template <class T>
     Cli& number(std::string name, std::string help, T& target, std::uint64_t lo, std::uint64_t hi) {
-        if constexpr (!std::is_same_v<T, std::optional<std::uint64_t>>) help += " (default " + std::to_string(target) + ")";
+        if constexpr (!std::is_same_v<T, std::optional<std::uint64_t>>)
+            help += " (default " + std::to_string(target) + ")";
         const std::string flag = name;
         return option(std::move(name), "N", std::move(help),
                       [&target, flag, lo, hi](std::string_view v) { target = T(parse_unsigned(flag, v, lo, hi)); });
@@ -130,9 +131,11 @@ public:
             if (arg.substr(0, 2) != "--") usage_error("unexpected argument '" + std::string(arg) + "'");
             const auto eq = arg.find('=');
             const std::string_view flag = arg.substr(0, eq);
-            const auto o = std::find_if(options_.begin(), options_.end(), [&](const Option& c) { return c.name == flag; });
+            const auto o =
+                std::find_if(options_.begin(), options_.end(), [&](const Option& c) { return c.name == flag; });
             if (o == options_.end()) usage_error("unknown option '" + std::string(flag) + "'");
-            if (eq != std::string_view::npos && o->value_name.empty()) usage_error(std::string(flag) + " takes no value");
+            if (eq != std::string_view::npos && o->value_name.empty())
+                usage_error(std::string(flag) + " takes no value");
             if (eq != std::string_view::npos || o->value_name.empty()) {
                 o->set(eq == std::string_view::npos ? std::string_view() : arg.substr(eq + 1));
                 continue;
@@ -153,7 +156,8 @@ private:
             std::string help = o.help;
             for (std::size_t at = help.find('\n'); at != std::string::npos; at = help.find('\n', at + 1))
                 help.insert(at + 1, 22, ' ');
-            std::printf("  %-19s %s\n", (o.name + (o.value_name.empty() ? "" : " " + o.value_name)).c_str(), help.c_str());
+            std::printf("  %-19s %s\n", (o.name + (o.value_name.empty() ? "" : " " + o.value_name)).c_str(),
+                        help.c_str());
         }
         std::printf("  %-19s show this help\n\n%sExit status: 0 ok, 1 verification failed, 2 bad command line, 3 "
                     "CUDA, library or I/O error,\n77 no CUDA device.\n", "-h, --help", footer_.c_str());

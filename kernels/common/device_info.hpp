@@ -76,26 +76,29 @@ inline int visible_devices() {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err == cudaSuccess && count > 0) return count;
-    if (err == cudaSuccess) std::fprintf(stderr, "%s: no CUDA device available (the driver reports 0 devices)\n", g_program);
+    if (err == cudaSuccess)
+        std::fprintf(stderr, "%s: no CUDA device available (the driver reports 0 devices)\n", g_program);
     else
         std::fprintf(stderr, "%s: no CUDA device available: cudaGetDeviceCount failed with %s (%s)%s\n", g_program,
                      cudaGetErrorName(err), cudaGetErrorString(err),
-                     err == cudaErrorInsufficientDriver ? "; the runtime also says this when no NVIDIA driver is installed"
-                                                        : "");
+                     err == cudaErrorInsufficientDriver
+                         ? "; the runtime also says this when no NVIDIA driver is installed"
+                         : "");
     std::exit(kExitNoDevice);
 }
 
 // The device a single-GPU program runs on (--device), made current.
 inline DeviceInfo open_device(int device) {
     if (const int count = visible_devices(); device >= count)
-        usage_error("--device " + std::to_string(device) + " does not exist; this machine has " + std::to_string(count) +
-                    " CUDA device(s)");
+        usage_error("--device " + std::to_string(device) + " does not exist; this machine has " +
+                    std::to_string(count) + " CUDA device(s)");
     return query_device(device);
 }
 
 // The seed of the input data: --seed, else the clock, kept below 2^53 to survive a round trip through a double.
 inline std::uint64_t seed_or_clock(const std::optional<std::uint64_t>& seed) {
-    return seed.value_or(std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) & ((1ull << 53) - 1));
+    return seed.value_or(std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) &
+                         ((1ull << 53) - 1));
 }
 
 inline std::string host_name() {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,36 +69,26 @@ inline GemmShape parse_shape_spec(std::string_view spec, bool with_count) {
 inline void read_shapes_file(std::vector<GemmShape>& shapes, const std::string& path) {
     std::ifstream in(path);
     if (!in) usage_error("cannot open --shapes-file '" + path + "': " + std::strerror(errno));
+    const std::size_t before = shapes.size();
     std::string line;
-    int line_no = 0, added = 0;
-    while (std::getline(in, line)) {
-        const std::string where = path + ":" + std::to_string(++line_no);
-        line = line.substr(0, line.find('#'));
-        std::vector<std::size_t> starts;  // of the whitespace-separated fields
-        for (std::size_t i = 0; i < line.size(); ++i)
-            if (!std::isspace(static_cast<unsigned char>(line[i])) &&
-                (i == 0 || std::isspace(static_cast<unsigned char>(line[i - 1]))))
-                starts.push_back(i);
-        auto token = [&](std::size_t t) {
-            const std::size_t end = line.find_first_of(" \t\r\n\f\v", starts[t]);
-            return std::string_view(line).substr(starts[t], end == std::string::npos ? std::string::npos : end - starts[t]);
-        };
-        if (starts.empty()) continue;
-        if (starts.size() < 3) usage_error(where + ": expected 'M N K [COUNT] [LABEL]', got '" + line + "'");
-        GemmShape s{parse_dim("M", token(0), where), parse_dim("N", token(1), where), parse_dim("K", token(2), where),
-                    1, "", where};
-        std::size_t label_token = 3;
-        if (starts.size() > 3 && (to_unsigned(token(3)) || token(3).front() == '-')) {
-            s.count = parse_dim("COUNT", token(3), where);
-            label_token = 4;
-        }
-        if (starts.size() > label_token) s.label = line.substr(starts[label_token]);
+    for (int line_no = 1; std::getline(in, line); ++line_no) {
+        const std::string where = path + ":" + std::to_string(line_no);
+        std::istringstream fields(line.substr(0, line.find('#')));
+        std::string m, n, k, fourth, label;
+        if (!(fields >> m)) continue;
+        if (!(fields >> n >> k)) usage_error(where + ": expected 'M N K [COUNT] [LABEL]', got '" + line + "'");
+        GemmShape s{parse_dim("M", m, where), parse_dim("N", n, where), parse_dim("K", k, where), 1, "", where};
+        if (fields >> fourth && (to_unsigned(fourth) || fourth.front() == '-'))
+            s.count = parse_dim("COUNT", fourth, where);
+        else s.label = fourth;
+        std::getline(fields, label);
+        s.label += label;
         while (!s.label.empty() && std::isspace(static_cast<unsigned char>(s.label.back()))) s.label.pop_back();
+        while (!s.label.empty() && std::isspace(static_cast<unsigned char>(s.label.front()))) s.label.erase(0, 1);
         shapes.push_back(s);
-        ++added;
     }
     if (in.bad()) usage_error("error reading --shapes-file '" + path + "'");
-    if (added == 0) usage_error("--shapes-file '" + path + "' holds no shapes");
+    if (shapes.size() == before) usage_error("--shapes-file '" + path + "' holds no shapes");
 }
 
 // --sizes and --shape (with COUNT and --shapes-file when `batched`).

@@ -1,11 +1,8 @@
 // kernels/common/random.hpp — the random numbers of the validation programs: SplitMix64 (Steele, Lea, Flood 2014;
-// small, fast, the same sequence on every platform and on the GPU), per-case seeds, and the output positions a
-// check samples.
+// small, fast, the same sequence on every platform and on the GPU) and per-case seeds.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <vector>
 
 namespace roofplan::bench {
 
@@ -28,28 +25,6 @@ struct SplitMix64 {
 inline std::uint64_t case_seed(std::uint64_t seed, std::size_t index) {
     SplitMix64 g{seed ^ (0xD1B54A32D192ED03ull * (std::uint64_t(index) + 1))};
     return g.next();
-}
-
-// Whether a check of `count` positions of `total` checks them all: when `count` is more than half of `total`,
-// since drawing that many distinct positions would take long.
-inline bool checks_all(std::uint64_t total, std::uint64_t count) { return 2 * count > total; }
-
-// `count` distinct positions in [0, total), sorted: `always` and random ones from `rng` (every position when
-// checks_all).
-inline std::vector<std::uint64_t> sample_positions(std::uint64_t total, std::vector<std::uint64_t> always,
-                                                   std::uint64_t count, SplitMix64 rng) {
-    std::vector<std::uint64_t> pos;
-    if (checks_all(total, count)) {
-        for (std::uint64_t i = 0; i < total; ++i) pos.push_back(i);
-        return pos;
-    }
-    pos = std::move(always);
-    do {  // draw the missing ones; repeats are dropped and drawn again
-        for (std::size_t s = pos.size(); s < count; ++s) pos.push_back(rng.next() % total);  // modulo bias: irrelevant
-        std::sort(pos.begin(), pos.end());
-        pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
-    } while (pos.size() < count);
-    return pos;
 }
 
 }  // namespace roofplan::bench

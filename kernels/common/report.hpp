@@ -36,7 +36,11 @@ inline std::string json_string(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) {
-            const char* escape = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\t' ? "\\t" : nullptr;
+            const char* escape = c == '"'    ? "\\\""
+                                 : c == '\\' ? "\\\\"
+                                 : c == '\n' ? "\\n"
+                                 : c == '\t' ? "\\t"
+                                             : nullptr;
             char buf[8] = {char(c), 0};
             if (escape == nullptr && (c < 0x20 || c == 0x7F)) std::snprintf(buf, sizeof buf, "\\u%04x", c);
             out += escape != nullptr ? escape : buf;
@@ -44,7 +48,10 @@ inline std::string json_string(std::string_view s) {
             continue;
         }
         // Multi-byte UTF-8: lead byte, continuation count, smallest code point allowed (no overlongs).
-        const std::size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        const std::size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                                : c >= 0xE0 && c <= 0xEF ? 3
+                                : c >= 0xF0 && c <= 0xF4 ? 4
+                                                         : 0;
         std::uint32_t cp = c & (len == 2 ? 0x1Fu : len == 3 ? 0x0Fu : 0x07u);
         bool valid = len != 0 && i + len <= s.size();
         for (std::size_t k = 1; valid && k < len; ++k) {
@@ -114,7 +121,7 @@ public:
         std::string out = "{";
         for (std::size_t i = 0; i < fields_.size(); ++i) {
             const Field& f = fields_[i];
-            out += (i ? "," : "") + (lines || i ? pad : "") + json_string(f.key) + ": ";
+            out.append(i ? "," : "").append(lines || i ? pad : "").append(json_string(f.key)).append(": ");
             if (f.is_array) out += array_text(f.children, lines ? pad : "");
             else out += f.children.empty() ? f.text : f.children.front().text(lines ? indent + 2 : -1);
         }
@@ -131,7 +138,7 @@ private:
         if (items.empty()) return "[]";
         std::string out = "[";
         for (std::size_t k = 0; k < items.size(); ++k)
-            out += (k ? "," : "") + (pad.empty() ? std::string(k ? " " : "") : pad + "  ") + items[k].text();
+            out.append(k ? "," : "").append(pad.empty() ? (k ? " " : "") : pad + "  ").append(items[k].text());
         return out + pad + "]";
     }
     Json& add(std::string_view key, std::vector<Json> children, bool is_array) {
@@ -187,7 +194,8 @@ inline int write_report(const std::string& path, const std::string& text, bool a
     const std::string tmp = path + ".tmp";
     std::FILE* f = path.empty() ? stdout : std::fopen(tmp.c_str(), "w");
     bool written = f != nullptr && std::fputs(text.c_str(), f) >= 0;
-    if (!path.empty()) written = f != nullptr && std::fclose(f) == 0 && written && std::rename(tmp.c_str(), path.c_str()) == 0;
+    if (!path.empty())
+        written = f != nullptr && std::fclose(f) == 0 && written && std::rename(tmp.c_str(), path.c_str()) == 0;
     else written = written && std::fflush(stdout) == 0;
     if (!written) {
         std::fprintf(stderr, "%s: error: cannot write the JSON report to '%s'%s\n", g_program,

@@ -130,7 +130,8 @@ inline std::uint64_t round_up_256(std::uint64_t x) { return (x + 255) / 256 * 25
 // >= 2 x L2 where the free device memory allows, keeping `reserve` bytes free; 1 <= S <= 64.
 class Rotation {
 public:
-    Rotation(std::vector<std::uint64_t> bytes, std::uint64_t l2_bytes, std::uint64_t reserve) : bytes_(std::move(bytes)) {
+    Rotation(std::vector<std::uint64_t> bytes, std::uint64_t l2_bytes, std::uint64_t reserve)
+        : bytes_(std::move(bytes)) {
         std::uint64_t per_set = 0;
         for (std::uint64_t b : bytes_) per_set += round_up_256(b);
         std::size_t free_bytes = 0, total_bytes = 0;
@@ -171,29 +172,6 @@ struct HostBytes {
     const void* data;
     std::uint64_t bytes;
 };
-
-// The checked run: uploads `inputs`, poisons an output of `out_bytes` (every byte `poison`), runs
-// launch(device inputs, output) once on `stream`, waits (faults raised while it ran surface here), returns the output.
-template <class Launch>
-std::vector<unsigned char> run_checked(const std::vector<HostBytes>& inputs, std::uint64_t out_bytes, int poison,
-                                       cudaStream_t stream, Launch&& launch) {
-    std::vector<void*> in(inputs.size());
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        CHECK(cudaMalloc(&in[i], inputs[i].bytes));
-        CHECK(cudaMemcpyAsync(in[i], inputs[i].data, inputs[i].bytes, cudaMemcpyHostToDevice, stream));
-    }
-    void* out = nullptr;
-    CHECK(cudaMalloc(&out, out_bytes));
-    CHECK(cudaMemsetAsync(out, poison, out_bytes, stream));
-    launch(std::span<void* const>(in), out);
-    std::vector<unsigned char> host(out_bytes);
-    CHECK(cudaMemcpyAsync(host.data(), out, out_bytes, cudaMemcpyDeviceToHost, stream));
-    CHECK(cudaStreamSynchronize(stream));
-    CHECK(cudaGetLastError());
-    for (void* p : in) CHECK(cudaFree(p));
-    CHECK(cudaFree(out));
-    return host;
-}
 
 // time_runs with rotated inputs: S copies of `inputs` (Rotation, reserving the output and 256 MiB of slack) and one
 // output; run r is launch(copy r mod S, output).  `sets` receives S.

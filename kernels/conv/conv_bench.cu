@@ -1,80 +1,21 @@
 // kernels/conv/conv_bench.cu — roofplan-conv: 2-D convolution throughput through cuDNN 9.
 //
-// Method.  Each case is one convolution shape (n c h w k r s stride pad dilation, groups 1, cross-correlation as
-// in every framework), one precision, one memory layout and one pass:
-//
-//   pass         computes                                   cuDNN call
-//   forward      y  = conv(x, w)                            cudnnConvolutionForward
-//   bwd-data     dx = conv_transpose(dy, w)                 cudnnConvolutionBackwardData
-//   bwd-filter   dw = sum over n, p, q of dy (x) x           cudnnConvolutionBackwardFilter
-//
-//   precision  tensors  compute (accumulate)  math type              what the hardware does
-//   fp32       fp32     fp32                  CUDNN_FMA_MATH         FP32 FMA only (no TF32)
-//   tf32       fp32     fp32                  CUDNN_TENSOR_OP_MATH   tensor cores on TF32-rounded inputs allowed
-//   fp16       fp16     fp32                  CUDNN_TENSOR_OP_MATH   FP16 tensor cores, FP32 accumulate
-//   bf16       bf16     fp32                  CUDNN_TENSOR_OP_MATH   BF16 tensor cores, FP32 accumulate
-//
-// Layouts: nchw (filter KCRS) and nhwc (filter KRSC), fully packed.  The algorithm is cuDNN's choice: with
-// --algo find (the default; PyTorch's cudnn.benchmark) the fastest of cudnnFind*AlgorithmEx's timed answers that
-// succeeded, with --algo heuristic the first of cudnnGet*Algorithm_v7's answers that fits the workspace; the
-// workspace limit is --workspace-mib (default 1024).  The chosen algorithm, its math type (tensor cores or not)
-// and its workspace are reported.  A (shape, precision, layout, pass) for which cuDNN offers no algorithm is
-// reported as skipped with cuDNN's status.
-//
-// Correctness comes before timing, for every case.  Inputs are fresh random values defined per LOGICAL element
-// (n, c, h, w): value(seed, tensor, logical index) = +-(1 + f) 2^-e with e in 1..4 and f a random fraction with as
-// many bits as the tensor format holds (23 for fp32/tf32, 10 for fp16, 7 for bf16): never zero, exact in the
-// format, the same in both layouts.  The GPU generates them (no host copies of large tensors) and the host
-// regenerates any element it needs with the same function.  The output is poisoned (all-ones bytes: NaN in every
-// format) before the checked run; after it a GPU scan must find no poison and nothing non-finite, and --samples
-// random output elements (fewer for bwd-filter, whose elements sum up to n p q products; at least 16) plus the
-// first and last are compared with sums in double on the host (several threads): each must satisfy
-//   |d - ref| <= bound * sum_i |a_i b_i|
-//   fp32   (T + 2) 2^-24 + 2^-17       T = the products summed; 2^-17 leaves room for Winograd and FFT algorithms
-//   tf32   2^-9 + (T + 2) 2^-22
-//   fp16   2^-8 + (T + 2) 2^-22        fp16 output rounding, and transform-based algorithms' fp16 intermediates
-//   bf16   2^-6 + (T + 2) 2^-22
-// and the checked elements together ||d - ref||_2 / ||ref||_2 <= max(limit, T u) with limit fp32 5e-5 (below what
-// TF32 gives, so a TF32 algorithm cannot pass as fp32 while T < 800), tf32 4e-3, fp16 4e-3, bf16 3e-2, and u = 2^-24
-// for fp32, 2^-22 otherwise: the FFT algorithms' error grows with T (seen: 5e-3 for fp32 backward-filter with
-// T = 186,624 on an H200), which a test relative to ||ref|| must allow.  The algorithm's math type as cuDNN reports
-// it is recorded beside each result.  A failed check names the case, the
-// element and both values, and exits with status 1.
-//
-// Timing: the harness's (kernels/common/timing.hpp): each case rotates through S copies of its two inputs,
-// (S - 1)(|in1| + |in2|) >= 2 x L2 (at most 64, as memory allows); --warmup-ms (default 25 ms) of back-to-back
-// runs, then a lead kernel while --warmup (default 3) and --repeats (default 15) runs are queued with a CUDA event
-// between consecutive runs.  Median, min and max are reported; TFLOPS = 2 n k p q c r s / median / 1e12 (the MACs
-// of the pass; all three are equal).
-//
-// Output: progress on stderr, a JSON report (docs/report-schemas.md: provenance, configuration, one record per
-// case, the skipped cases) in --json PATH, rewritten after every case so that an interrupted sweep keeps what it
-// measured, or on stdout.  Exit status: 0 success, 1 verification failed, 2 bad command line, 3 CUDA/cuDNN/I-O
-// error, 77 no CUDA device.
+// Forward, backward-data and backward-filter of each shape of --shapes-file, in fp32 (FMA only), tf32, fp16 and
+// bf16 (FP32 accumulation), NCHW and NHWC, with cuDNN's algorithm (cudnnFind*AlgorithmEx, or the heuristic) within
+// --workspace-mib.  Inputs are defined per logical element (the same in both layouts) and generated on the GPU; the
+// poisoned output must be written and finite everywhere, and sampled elements must match sums in double within
+// per-element and norm-wise bounds.  TFLOPS = 2 MACs / median / 1e12.  The method in detail: docs/kernels.md.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include <algorithm>
 #include <array>
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <sstream>
-#include <string>
-#include <string_view>
-#include <thread>
-#include <vector>
 
-#include "../common/device_info.hpp"
-#include "../common/random.hpp"
+#include "../common/harness.hpp"
 
 namespace {
 
@@ -135,12 +76,6 @@ __global__ void count_bad_kernel(const T* data, std::int64_t count, unsigned lon
     if (local) atomicAdd(bad, local);
 }
 
-template <typename T>
-__global__ void gather_kernel(const T* data, const std::int64_t* where, int count, float* out) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) out[i] = float(data[where[i]]);
-}
-
 int grid_for(std::int64_t count) { return int(std::min<std::int64_t>((count + 255) / 256, 4096)); }
 
 // Calls body(T{}) with T the element type of format `f`.
@@ -173,23 +108,9 @@ unsigned long long count_bad(const void* p, Fmt f, std::int64_t count, unsigned 
     return bad;
 }
 
-std::vector<float> gather(const void* p, Fmt f, const std::vector<std::int64_t>& where, cudaStream_t s) {
-    const int count = int(where.size());
-    std::int64_t* d_where = nullptr;
-    float* d_out = nullptr;
-    CHECK(cudaMalloc(&d_where, where.size() * sizeof(std::int64_t)));
-    CHECK(cudaMalloc(&d_out, where.size() * sizeof(float)));
-    CHECK(cudaMemcpyAsync(d_where, where.data(), where.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice, s));
-    with_element_type(f, [&](auto zero) {
-        using T = decltype(zero);
-        gather_kernel<<<(count + 255) / 256, 256, 0, s>>>(static_cast<const T*>(p), d_where, count, d_out);
-    });
-    CHECK_LAUNCH("gather_kernel");
-    std::vector<float> out(where.size());
-    CHECK(cudaMemcpyAsync(out.data(), d_out, out.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
-    CHECK(cudaStreamSynchronize(s));
-    CHECK(cudaFree(d_where));
-    CHECK(cudaFree(d_out));
+std::vector<float> gather(const void* p, Fmt f, const std::vector<std::uint64_t>& where, cudaStream_t s) {
+    std::vector<float> out;
+    with_element_type(f, [&](auto zero) { out = gather_to_host(static_cast<const decltype(zero)*>(p), where, s); });
     return out;
 }
 
@@ -198,43 +119,32 @@ std::vector<float> gather(const void* p, Fmt f, const std::vector<std::int64_t>&
 enum class Prec { fp32, tf32, fp16, bf16 };
 enum class Pass { forward, bwd_data, bwd_filter };
 
+// A precision: its cuDNN types and the bounds of its check (docs/kernels.md): each checked element within
+// (floor + (T + 2) unit) x sum |terms|, and together ||d - ref|| / ||ref|| <= max(norm, T unit), T the terms summed.
 struct PrecSpec {
     Prec prec;
     const char* name;
     Fmt fmt;
     cudnnDataType_t data_type;
     cudnnMathType_t math;
-    const char* math_name;
+    double floor, unit, norm;
+    double element_bound(std::int64_t terms) const { return floor + (double(terms) + 2.0) * unit; }
+    double norm_limit(std::int64_t terms) const { return std::max(norm, double(terms) * unit); }
 };
-const PrecSpec kPrecs[] = {
-    {Prec::fp32, prec::fp32.data(), Fmt::f32, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, "CUDNN_FMA_MATH"},
-    {Prec::tf32, prec::tf32.data(), Fmt::f32, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, "CUDNN_TENSOR_OP_MATH"},
-    {Prec::fp16, prec::fp16.data(), Fmt::f16, CUDNN_DATA_HALF, CUDNN_TENSOR_OP_MATH, "CUDNN_TENSOR_OP_MATH"},
-    {Prec::bf16, prec::bf16.data(), Fmt::bf16, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_OP_MATH, "CUDNN_TENSOR_OP_MATH"},
+const PrecSpec kPrecs[] = {  // 2^-17 leaves fp32 room for Winograd and FFT; a TF32 algorithm cannot pass as fp32
+    {Prec::fp32, prec::fp32.data(), Fmt::f32, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, 0x1p-17, 0x1p-24, 5e-5},
+    {Prec::tf32, prec::tf32.data(), Fmt::f32, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, 0x1p-9, 0x1p-22, 4e-3},
+    {Prec::fp16, prec::fp16.data(), Fmt::f16, CUDNN_DATA_HALF, CUDNN_TENSOR_OP_MATH, 0x1p-8, 0x1p-22, 4e-3},
+    {Prec::bf16, prec::bf16.data(), Fmt::bf16, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_OP_MATH, 0x1p-6, 0x1p-22, 3e-2},
 };
 constexpr const char* kPassNames[] = {"forward", "bwd-data", "bwd-filter"};  // by Pass
 const char* pass_name(Pass p) { return kPassNames[int(p)]; }
 const char* layout_name(bool nhwc) { return nhwc ? "nhwc" : "nchw"; }
-
-double element_bound(Prec p, std::int64_t terms) {
-    const double t = double(terms) + 2.0;
-    switch (p) {
-        case Prec::fp32: return t * std::ldexp(1.0, -24) + std::ldexp(1.0, -17);
-        case Prec::tf32: return std::ldexp(1.0, -9) + t * std::ldexp(1.0, -22);
-        case Prec::fp16: return std::ldexp(1.0, -8) + t * std::ldexp(1.0, -22);
-        case Prec::bf16: return std::ldexp(1.0, -6) + t * std::ldexp(1.0, -22);
-    }
-    return 0;
-}
-double norm_limit(Prec p, std::int64_t terms) {
-    const double linear = double(terms) * std::ldexp(1.0, p == Prec::fp32 ? -24 : -22);
-    switch (p) {
-        case Prec::fp32: return std::max(5e-5, linear);
-        case Prec::tf32: return std::max(4e-3, linear);
-        case Prec::fp16: return std::max(4e-3, linear);
-        case Prec::bf16: return std::max(3e-2, linear);
-    }
-    return 0;
+// cudnnMathType_t's names, by value.
+const char* math_type_name(cudnnMathType_t m) {
+    constexpr const char* kNames[] = {"CUDNN_DEFAULT_MATH", "CUDNN_TENSOR_OP_MATH",
+                                      "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION", "CUDNN_FMA_MATH"};
+    return unsigned(m) < 4 ? kNames[m] : "unknown";
 }
 
 struct Shape {
@@ -298,12 +208,15 @@ Options parse_args(int argc, char** argv) {
     });
     cli.option("--pass", "LIST", "forward,bwd-data,bwd-filter or all (default all)", [&o](std::string_view v) {
         o.passes.clear();
-        for (const int i : parse_choices(v, {kPassNames[0], kPassNames[1], kPassNames[2]}, "pass")) o.passes.push_back(Pass(i));
+        for (const int i : parse_choices(v, {kPassNames[0], kPassNames[1], kPassNames[2]}, "pass"))
+            o.passes.push_back(Pass(i));
     });
     cli.option("--filter", "TEXT", "only shapes whose label contains TEXT", [&o](std::string_view v) { o.filter = v; });
-    cli.option("--algo", "NAME", "find (cudnnFind*AlgorithmEx, timed; the default) or heuristic\n(cudnnGet*Algorithm_v7)",
+    cli.option("--algo", "NAME",
+               "find (cudnnFind*AlgorithmEx, timed; the default) or heuristic\n(cudnnGet*Algorithm_v7)",
                [&o](std::string_view v) {
-                   if (v != "find" && v != "heuristic") usage_error("--algo must be find or heuristic, got '" + std::string(v) + "'");
+                   if (v != "find" && v != "heuristic")
+                       usage_error("--algo must be find or heuristic, got '" + std::string(v) + "'");
                    o.find = v == "find";
                });
     cli.number("--workspace-mib", "workspace limit for the algorithm", o.workspace_mib, 0, 1 << 20);
@@ -327,8 +240,8 @@ std::vector<Shape> read_shapes(const Options& o) {
         if (f.empty()) continue;
         const std::string where = o.shapes_file + ":" + std::to_string(number);
         if (f.size() != 11)
-            usage_error(where + ": expected 'n c h w k r s stride pad dilation label', got " + std::to_string(f.size()) +
-                        " fields");
+            usage_error(where + ": expected 'n c h w k r s stride pad dilation label', got " +
+                        std::to_string(f.size()) + " fields");
         Shape s{};
         std::int64_t* dst[] = {&s.n, &s.c, &s.h, &s.w, &s.k, &s.r, &s.s, &s.stride, &s.pad, &s.dilation};
         const char* names[] = {"n", "c", "h", "w", "k", "r", "s", "stride", "pad", "dilation"};
@@ -339,7 +252,8 @@ std::vector<Shape> read_shapes(const Options& o) {
         if (!o.filter.empty() && s.label.find(o.filter) == std::string::npos) continue;
         shapes.push_back(s);
     }
-    if (shapes.empty()) usage_error("no shapes in '" + o.shapes_file + "'" + (o.filter.empty() ? "" : " match --filter"));
+    if (shapes.empty())
+        usage_error("no shapes in '" + o.shapes_file + "'" + (o.filter.empty() ? "" : " match --filter"));
     return shapes;
 }
 
@@ -450,16 +364,6 @@ void describe(Descriptors& d, const Shape& s, const PrecSpec& p, bool nhwc) {
     CHECK(cudnnSetTensor4dDescriptor(d.y, fmt, p.data_type, n, c, h, w));
 }
 
-const char* math_type_name(cudnnMathType_t m) {
-    switch (m) {
-        case CUDNN_DEFAULT_MATH: return "CUDNN_DEFAULT_MATH";
-        case CUDNN_TENSOR_OP_MATH: return "CUDNN_TENSOR_OP_MATH";
-        case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
-        case CUDNN_FMA_MATH: return "CUDNN_FMA_MATH";
-    }
-    return "unknown";
-}
-
 struct Buffers {  // rotated copies of the two inputs, the output and the workspace of one case
     const Rotation& inputs;
     void* out = nullptr;
@@ -511,21 +415,25 @@ Choice choose(const Context& ctx, const Descriptors& d, Pass pass, const Buffers
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     if (pass == Pass::forward) {
         cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
-        st = find ? cudnnFindConvolutionForwardAlgorithmEx(ctx.handle, d.x, b.inputs.set(0)[0], d.w, b.inputs.set(0)[1], d.conv, d.y, b.out,
-                                                           kRequest, &returned, perf, b.workspace, limit)
-                  : cudnnGetConvolutionForwardAlgorithm_v7(ctx.handle, d.x, d.w, d.conv, d.y, kRequest, &returned, perf);
+        st = find
+                 ? cudnnFindConvolutionForwardAlgorithmEx(ctx.handle, d.x, b.inputs.set(0)[0], d.w, b.inputs.set(0)[1],
+                                                          d.conv, d.y, b.out, kRequest, &returned, perf, b.workspace,
+                                                          limit)
+                 : cudnnGetConvolutionForwardAlgorithm_v7(ctx.handle, d.x, d.w, d.conv, d.y, kRequest, &returned, perf);
         if (st == CUDNN_STATUS_SUCCESS) return pick(perf, returned, limit);
     } else if (pass == Pass::bwd_data) {
         cudnnConvolutionBwdDataAlgoPerf_t perf[kRequest];
-        st = find ? cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.handle, d.w, b.inputs.set(0)[1], d.y, b.inputs.set(0)[0], d.conv, d.x,
-                                                                b.out, kRequest, &returned, perf, b.workspace, limit)
+        st = find ? cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.handle, d.w, b.inputs.set(0)[1], d.y,
+                                                                b.inputs.set(0)[0], d.conv, d.x, b.out, kRequest,
+                                                                &returned, perf, b.workspace, limit)
                   : cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx.handle, d.w, d.y, d.conv, d.x, kRequest, &returned,
                                                                 perf);
         if (st == CUDNN_STATUS_SUCCESS) return pick(perf, returned, limit);
     } else {
         cudnnConvolutionBwdFilterAlgoPerf_t perf[kRequest];
-        st = find ? cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.handle, d.x, b.inputs.set(0)[0], d.y, b.inputs.set(0)[1], d.conv, d.w,
-                                                                  b.out, kRequest, &returned, perf, b.workspace, limit)
+        st = find ? cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.handle, d.x, b.inputs.set(0)[0], d.y,
+                                                                  b.inputs.set(0)[1], d.conv, d.w, b.out, kRequest,
+                                                                  &returned, perf, b.workspace, limit)
                   : cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx.handle, d.x, d.y, d.conv, d.w, kRequest,
                                                                   &returned, perf);
         if (st == CUDNN_STATUS_SUCCESS) return pick(perf, returned, limit);
@@ -561,8 +469,8 @@ cudnnStatus_t enqueue(const Context& ctx, const Descriptors& d, Pass pass, const
 // ---- Verification ------------------------------------------------------------------------------------------
 
 [[noreturn]] void verification_failed(const Record& rec, const std::string& what) {
-    std::fprintf(stderr, "%s: VERIFICATION FAILED: %s %s %s %s%s\n", g_program, rec.shape->label.c_str(), rec.prec->name,
-                 layout_name(rec.nhwc), pass_name(rec.pass), what.c_str());
+    std::fprintf(stderr, "%s: VERIFICATION FAILED: %s %s %s %s%s\n", g_program, rec.shape->label.c_str(),
+                 rec.prec->name, layout_name(rec.nhwc), pass_name(rec.pass), what.c_str());
     std::exit(kExitVerifyFailed);
 }
 
@@ -570,20 +478,14 @@ cudnnStatus_t enqueue(const Context& ctx, const Descriptors& d, Pass pass, const
 std::vector<Reference> references(const Record& rec, const Seeds& seeds,
                                   const std::vector<std::array<std::int64_t, 4>>& coords) {
     std::vector<Reference> refs(coords.size());
-    const unsigned threads = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
-    std::atomic<std::size_t> next{0};
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back([&] {
-            for (std::size_t i; (i = next.fetch_add(1)) < refs.size();)
-                refs[i] = reference(*rec.shape, rec.pass, seeds, fraction_bits(rec.prec->fmt), coords[i][0],
-                                    coords[i][1], coords[i][2], coords[i][3]);
-        });
-    for (std::thread& t : pool) t.join();
+    parallel_for(refs.size(), [&](std::size_t i) {
+        refs[i] = reference(*rec.shape, rec.pass, seeds, fraction_bits(rec.prec->fmt), coords[i][0], coords[i][1],
+                            coords[i][2], coords[i][3]);
+    });
     return refs;
 }
 
-// The output is fully written and finite, and sampled elements match sums in double (see the top of the file).
+// The output is fully written and finite, and sampled elements match sums in double (docs/kernels.md).
 Verify verify(const Context& ctx, const Record& rec, const Seeds& seeds, const Buffers& b, const Dims4& out,
               std::uint64_t sample_seed, int samples) {
     const Shape& s = *rec.shape;
@@ -591,24 +493,27 @@ Verify verify(const Context& ctx, const Record& rec, const Seeds& seeds, const B
         verification_failed(rec, ": " + std::to_string(bad) + " of " + std::to_string(out.count()) +
                                      " output elements not written or not finite");
     Verify v;  // products per output element (at most; padding and stride skip some)
-    v.terms = rec.pass == Pass::forward ? s.c * s.r * s.s : rec.pass == Pass::bwd_data ? s.k * s.r * s.s : s.n * s.p() * s.q();
-    const std::int64_t count = std::clamp<std::int64_t>(60'000'000 / std::max<std::int64_t>(v.terms, 1), 16, std::max(16, samples));
+    v.terms = rec.pass == Pass::forward    ? s.c * s.r * s.s
+              : rec.pass == Pass::bwd_data ? s.k * s.r * s.s
+                                           : s.n * s.p() * s.q();
+    const std::int64_t count =
+        std::clamp<std::int64_t>(60'000'000 / std::max<std::int64_t>(v.terms, 1), 16, std::max(16, samples));
     const std::vector<std::uint64_t> logical = sample_positions(
         std::uint64_t(out.count()), {0, std::uint64_t(out.count() - 1)},
         std::uint64_t(std::min<std::int64_t>(count, out.count())), SplitMix64{sample_seed});
-    std::vector<std::int64_t> where;
+    std::vector<std::uint64_t> where;
     std::vector<std::array<std::int64_t, 4>> coords;
     for (const std::uint64_t l : logical) {
         const std::int64_t w = std::int64_t(l) % out.w, h = std::int64_t(l) / out.w % out.h;
         const std::int64_t c = std::int64_t(l) / (out.w * out.h) % out.c, n = std::int64_t(l) / (out.w * out.h * out.c);
         coords.push_back({n, c, h, w});
-        where.push_back(memory_index(n, c, h, w, out.c, out.h, out.w, out.nhwc));
+        where.push_back(std::uint64_t(memory_index(n, c, h, w, out.c, out.h, out.w, out.nhwc)));
     }
     const std::vector<float> got = gather(b.out, rec.prec->fmt, where, ctx.stream);
     const std::vector<Reference> refs = references(rec, seeds, coords);
     v.checked = int(logical.size());
-    v.element_bound = element_bound(rec.prec->prec, v.terms);
-    v.norm_limit = norm_limit(rec.prec->prec, v.terms);
+    v.element_bound = rec.prec->element_bound(v.terms);
+    v.norm_limit = rec.prec->norm_limit(v.terms);
     double err2 = 0, ref2 = 0;
     for (std::size_t i = 0; i < refs.size(); ++i) {
         const double d = double(got[i]), r = refs[i].value, rel = std::fabs(d - r) / std::max(refs[i].abs_sum, 1e-30);
@@ -648,7 +553,9 @@ Json shape_json(const Record& r) {
 Json record(const Record& r) {
     Json j = shape_json(r);
     j.set(field::macs, r.shape->macs()).merge(timing_json(r.t)).set(field::tflops, r.tflops);
-    j.set(field::algo, r.algo).set(field::algo_math_type, r.algo_math).set(field::requested_math_type, r.prec->math_name);
+    j.set(field::algo, r.algo)
+        .set(field::algo_math_type, r.algo_math)
+        .set(field::requested_math_type, math_type_name(r.prec->math));
     j.set(field::workspace_bytes, r.workspace).set(field::algos_offered, r.algos_offered);
     j.set(field::input_sets, r.input_sets).set(field::verified, true).set(field::all_elements_written, true);
     j.set(field::checked_elements, r.v.checked).set(field::terms_per_element, r.v.terms);
@@ -725,7 +632,8 @@ Record run_case(const Context& ctx, const Options& o, Record rec, const Seeds& s
         } else {
             CHECK(cudaStreamSynchronize(ctx.stream));
             rec.v = verify(ctx, rec, seeds, b, out, sample_seed, o.samples);
-            rec.t = time_runs(ctx.stream, [&](std::size_t run) { CHECK(enqueue(ctx, d, rec.pass, c, b, run)); }, o.run.timing);
+            rec.t = time_runs(
+                ctx.stream, [&](std::size_t run) { CHECK(enqueue(ctx, d, rec.pass, c, b, run)); }, o.run.timing);
             rec.tflops = 2.0 * s.macs() / rec.t.median_s / 1e12;
         }
     }
@@ -771,7 +679,8 @@ int run(const Options& o, const std::vector<Shape>& shapes, const DeviceInfo& de
                     rec.pass = pass;
                     recs.push_back(run_case(ctx, o, rec, case_seeds, mix64(seed ^ index)));
                     print_progress(recs.back(), index, total, seconds_since(t0));
-                    if (!o.run.json_path.empty()) write_report(o.run.json_path, report(o, dev, seed, recs, false), false);
+                    if (!o.run.json_path.empty())
+                        write_report(o.run.json_path, report(o, dev, seed, recs, false), false);
                 }
     CHECK(cudaFree(ctx.d_bad));
     CHECK(cudnnDestroy(ctx.handle));

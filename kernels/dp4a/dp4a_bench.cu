@@ -1,101 +1,20 @@
 // kernels/dp4a/dp4a_bench.cu — roofplan-dp4a: the chip's DP4A (int8 dot-product instruction) rate, and an int8
 // matrix product (GEMM) built on it, as a fraction of that rate.
 //
-// What DP4A is.  __dp4a(a, b, c) (PTX dp4a.s32.s32, SASS IDP4A; sm_61 and newer) splits the 32-bit words a and b
-// into four signed bytes each, multiplies them pairwise and adds the four products to the 32-bit c; the sum wraps
-// modulo 2^32 (there is no saturation).  One instruction per thread is 4 int8 multiply-adds, counted here as
-// 8 operations, the convention of int8 TOPS figures.  It runs on the SM's ordinary integer pipes, not on the
-// tensor cores (IMMA/QGMMA), so its rate is far under the chip's int8 tensor rate; the CUDA Programming Guide's
-// table of arithmetic-instruction throughputs gives no row for it, so this program measures it.
-//
-// Part 1, --test issue-rate: the peak DP4A rate.  Each thread keeps kIssueChains (16) independent 32-bit
-// accumulators; one step of chain j is  acc_j = __dp4a(acc_j, b_j, acc_j)  (the accumulator also is the first
-// operand, so the chain is non-linear and no compiler can fold or hoist it).  b_j and the initial acc_j come from
-// a hash of (runtime seed, global thread index, j); every byte of b_j is odd, hence non-zero.  The loop over
-// --issue-iters steps is unrolled 8 times, so the loop counter and branch are 2 or 3 instructions per 128 IDP4A.
-// At the end each thread writes the (wrapping) sum of its accumulators to global memory, so nothing is dead.
-// The grid is 4 waves of the occupancy limit (cudaOccupancyMaxActiveBlocksPerMultiprocessor blocks of 256
-// threads on every SM), all blocks doing the same work.  Rates:
-//   TOPS                 = 8 x (number of DP4A instructions executed by threads) / median time / 1e12
-//   dp4a per SM per clock = (DP4A thread-instructions) / (median time x SMs x clock), the clock being
-//                           cudaDevAttrClockRate (the highest SM clock the device reports; CUDA 13 keeps the
-//                           attribute, though it dropped cudaDeviceProp::clockRate).  If the clock ran below that,
-//                           this understates the per-clock figure; it is null when the attribute is not reported.
-// Checked: a verification launch of 11 steps per chain (one pass of the unrolled loop and a remainder of 3)
-// compares every thread's output with a host recomputation of its 16 chains (exact, modulo 2^32); after timing,
-// the output of the last timed launch is checked the same way at sampled threads (the first, the last and up to
-// 62 others).  The disassembly must show the DP4A steps as IDP4A instructions, which cuobjdump (CUDA 13) prints
-// as IDP.4A.S8.S8; this counts them per kernel in the Hopper code:
-//   cuobjdump -sass -arch sm_90 roofplan-dp4a | awk '/Function :/{f=$3} /IDP\.4A/{n[f]++} END{for (k in n) print n[k], k}'
-// Seen with nvcc 13.0 for sm_90 (and the same counts for sm_75): the issue-rate kernel's main loop is 128
-// IDP.4A.S8.S8 plus UIADD3, ISETP and BRA (131 instructions; 144 IDP.4A in all with the remainder loop), 39
-// registers; each GEMM kernel holds 1024 IDP.4A (16 k-words x 64, fully unrolled), see part 2.
-//
-// Part 2, --test gemm: C (int32, M x N, row-major) = A (int8, M x K, row-major) . B^T, with B stored N x K
-// row-major ("TN": both operands are read along K, 4 bytes = one DP4A operand at a time), int32 accumulation,
-// one launch of this program's own kernel:
-//   - a 128 x 128 tile of C per block of 256 threads (16 x 16), each thread an 8 x 8 micro-tile of registers
-//     (rows ty*4 + 0..3 and 64 + ty*4 + 0..3, columns tx*4 + 0..3 and 64 + tx*4 + 0..3): per 4-byte k-word a
-//     thread reads 2 x 16 bytes of A and 2 x 16 bytes of B from shared memory (4 LDS.128) and issues 64 IDP4A;
-//   - K advances 64 bytes (16 k-words) per tile.  Global loads are 16-byte (int4) when K is a multiple of 16
-//     (else 4-byte words), each warp reading 16 rows x 32 contiguous bytes; tiles are stored in shared memory
-//     transposed, k-word-major ([k-word][row], rows padded from 128 to 132 words), so that a thread's 4 rows are
-//     one 16-byte read; the padding makes the transposing stores conflict-free (the two k-halves of a warp land
-//     16 banks apart) and the micro-tile reads are broadcasts (A) or 256 contiguous bytes (B);
-//   - two shared-memory buffers: the next tile's global loads are issued into registers before the current tile
-//     is computed and stored to the other buffer after it, one __syncthreads per tile;
-//   - __launch_bounds__(256, 2): up to 128 registers a thread, two blocks (16 warps) an SM.  Seen with nvcc 13.0
-//     for sm_90: 128 registers (16-byte path) and 127 (4-byte path), no spills, 33792 bytes of shared memory; the
-//     main loop per 64-byte tile is 1024 IDP.4A.S8.S8, 64 LDS.128, 16 STS, 4 LDG.E.128.CONSTANT and about 60
-//     others (addresses, guards, branches, the barrier): IDP.4A is 87.5% of the instructions issued.
-// Rows and columns past M or N, and k-words past K, are loaded as zeros and not stored: any M, N, K that are
-// multiples of 4 work (checked on the command line, with K <= 131072 so that |C| <= 127^2 K stays below the
-// poison value and inside int32).
-//   TOPS = 2 M N K / median time / 1e12;  fraction_of_measured_peak = GEMM TOPS / issue-rate TOPS of this run.
-// What to expect (reasoned from the disassembly, not yet measured): if IDP4A issues at half the warp-instruction
-// rate (64 lanes per SM per clock) the other 12.5% of the instructions fit into free issue slots and the GEMM
-// should come within 10-20% of the issue-rate kernel; if it issues at the full rate, issue slots cap it near 87%.
-// Global traffic at 8192^3 is 1 KiB per 16384 DP4A per block, well under L2 bandwidth.  The project's target is
-// >= 70% of the measured peak at 8192^3 on an H200.
-//
-// Correctness comes before timing, for every case before any case is timed (and for the issue-rate kernel before
-// it is timed).  GEMM inputs are fresh random int8 values in [-127, 127] without 0 from a seeded host generator
-// (SplitMix64; --seed, else the clock; each case its own seed derived from it); C is poisoned with 0x7f7f7f7f
-// before the checked run, every element must then differ from the poison, and elements are compared bit-exactly
-// with int64 dot products on the CPU: all of them when M, N and K are all <= 1024, else --samples (4096) seeded
-// random elements plus the four corners.  A failed check names the element and both values and exits with
-// status 1 before anything is timed.
-//
-// Timing: the harness's (kernels/common/timing.hpp), as roofplan-gemm: the GEMM's inputs rotate through S copies
-// of A and B with (S - 1)(|A| + |B|) >= 2 x L2 (at most 64, as memory allows); --warmup-ms (100) of back-to-back
-// launches for the clocks, then a lead kernel while --warmup (5) and --repeats (20) launches are queued with a
-// CUDA event between consecutive launches; median, min and max are reported.
-//
-// Output: progress and a table on stderr, a JSON report (docs/report-schemas.md: provenance, configuration, one
-// record per test) on stdout or in --json PATH.  Exit status: 0 success, 1 verification failed, 2 bad command line
-// (including a case that cannot fit in device memory), 3 CUDA or I/O error, 77 no CUDA device.
-//
-// Build: part of `roofplan_kernels` (target roofplan-dp4a), or on its own from the repository root:
-//   nvcc -std=c++20 -O3 -Iinclude -gencode=arch=compute_90,code=sm_90 kernels/dp4a/dp4a_bench.cu -o build-dev/roofplan-dp4a
-// (-DROOFPLAN_GIT_SHA=<sha> records the source revision; --git-sha overrides it at run time).
+// --test issue-rate: 16 independent non-linear chains acc = __dp4a(acc, b, acc) per thread, 4 waves of the
+// occupancy limit; TOPS counts a DP4A as 8 operations.  Checked exactly (modulo 2^32) at every thread of a short
+// launch, and at sampled threads of the last timed one.  --test gemm: C (int32) = A (int8, M x K) . B^T (B N x K),
+// this program's own kernel (128 x 128 block tiles, 8 x 8 micro-tiles, two shared-memory buffers, 16-byte loads
+// when K % 16 == 0); C poisoned, every element written, elements compared bit-exactly with int64 dot products (all
+// of them up to 1024^3).  The method, the disassembly and what it shows: docs/kernels.md.
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
 
-#include "../common/device_info.hpp"
+#include "../common/harness.hpp"
 #include "../common/gemm_shapes.hpp"
-#include "../common/random.hpp"
 
 namespace {
 
@@ -447,7 +366,9 @@ void measure_issue(IssueResult& r, const DeviceInfo& dev, const Options& o, std:
     const std::uint64_t n = std::min<std::uint64_t>({64, budget, r.threads});
     SplitMix64 rng{std::uint64_t(seed) ^ 0xA0761D6478BD642Full};
     for (std::uint64_t s = 0; s < n; ++s) {
-        const std::uint32_t t = s == 0 ? 0u : s == 1 ? std::uint32_t(r.threads - 1) : std::uint32_t(rng.next() % r.threads);
+        const std::uint32_t t = s == 0   ? 0u
+                                : s == 1 ? std::uint32_t(r.threads - 1)
+                                         : std::uint32_t(rng.next() % r.threads);
         const std::uint32_t expected = host_issue_result(seed, t, iters);
         if (h[t] != expected) issue_failed(t, h[t], expected, iters, "last timed launch");
     }
@@ -504,8 +425,8 @@ void check_gemm(GemmCase& c, const std::vector<std::int8_t>& ha, const std::vect
         if (hc[e] == kPoisonI32) failed(e, " was not written (it still holds the poison 0x7f7f7f7f)");
     const bool all = c.shape.m <= 1024 && c.shape.n <= 1024 && c.shape.k <= 1024;
     const std::uint64_t count = all ? std::uint64_t(m * n) : std::uint64_t(samples) + 4;
-    const std::vector<std::uint64_t> pos =
-        sample_positions(m * n, {0, n - 1, (m - 1) * n, m * n - 1}, count, SplitMix64{case_seed(seed, c.index) ^ 0x5DEECE66Dull});
+    const std::vector<std::uint64_t> pos = sample_positions(m * n, {0, n - 1, (m - 1) * n, m * n - 1}, count,
+                                                            SplitMix64{case_seed(seed, c.index) ^ 0x5DEECE66Dull});
     for (const std::uint64_t e : pos) {
         const std::size_t i = std::size_t(e / n), j = std::size_t(e % n);
         std::int64_t ref = 0;
@@ -517,14 +438,13 @@ void check_gemm(GemmCase& c, const std::vector<std::int8_t>& ha, const std::vect
     c.full_check = c.checked == std::uint64_t(m * n);
 }
 
-// Runs the case once on fresh inputs with a poisoned C and checks it (see the top of the file).
+// Runs the case once on fresh inputs with a poisoned C and checks it (docs/kernels.md).
 void verify_gemm(GemmCase& c, std::uint64_t seed, int samples, cudaStream_t stream) {
     std::vector<std::int8_t> ha, hb;
     generate_gemm_inputs(c, seed, ha, hb);
-    const std::vector<unsigned char> bytes = run_checked({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_c, 0x7f,
-                                                         stream, [&](std::span<void* const> in, void* d) {
-                                                             launch_gemm(c, in[0], in[1], d, stream);
-                                                         });
+    const std::vector<unsigned char> bytes =
+        run_checked({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_c, 0x7f, stream,
+                    [&](std::span<void* const> in, void* d) { launch_gemm(c, in[0], in[1], d, stream); });
     std::vector<std::int32_t> hc(bytes.size() / 4);
     std::memcpy(hc.data(), bytes.data(), bytes.size());
     check_gemm(c, ha, hb, hc, seed, samples);
@@ -543,14 +463,17 @@ void measure_gemm(GemmCase& c, const DeviceInfo& dev, const Options& o, std::uin
 
 Json issue_record(const IssueResult& r, const Options& o, const DeviceInfo& dev) {
     Json j;
-    j.set(field::test, "issue-rate").set(field::tops, r.tops).set(field::dp4a_per_sm_per_clock, r.dp4a_per_sm_per_clock);
+    j.set(field::test, "issue-rate")
+        .set(field::tops, r.tops)
+        .set(field::dp4a_per_sm_per_clock, r.dp4a_per_sm_per_clock);
     j.set(field::clock_rate_khz_used, dev.clock_khz).merge(timing_json(r.t));
     j.set(field::dp4a_per_launch, r.dp4a).set(field::ops_per_launch, 8.0 * double(r.dp4a));
     j.set(field::grid_blocks, r.grid).set(field::threads_per_block, kIssueThreads);
     j.set(field::blocks_per_sm, r.blocks_per_sm).set(field::waves, kIssueWaves);
     j.set(field::registers_per_thread, r.registers).set(field::chains_per_thread, kIssueChains);
     j.set(field::iters, o.issue_iters).set(field::verified, true).set(field::verify_iters, kIssueVerifyIters);
-    return j.set(field::verified_threads, r.verified_threads).set(field::timed_output_sampled_threads, r.sampled_threads);
+    return j.set(field::verified_threads, r.verified_threads)
+        .set(field::timed_output_sampled_threads, r.sampled_threads);
 }
 
 Json gemm_record(const GemmCase& c) {
@@ -563,48 +486,41 @@ Json gemm_record(const GemmCase& c) {
     return j.set(field::bytes_c, c.bytes_c);
 }
 
-std::string build_json(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const IssueResult& issue,
-                       const std::vector<GemmCase>& cases) {
+// The table on stderr and the JSON report: the same rows.
+int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const IssueResult& issue,
+           const std::vector<GemmCase>& cases) {
+    std::vector<Json> results;
+    if (issue.run) results.push_back(issue_record(issue, o, dev));
+    for (const GemmCase& c : cases) results.push_back(gemm_record(c));
+    print_device_line(dev);
+    std::fprintf(stderr, "; %d ms + %d warm-up runs, %d timed runs per case; seed %llu\n  everything verified before "
+                 "timing (exact, against the CPU)\n", o.run.timing.warmup_ms, o.run.timing.warmup, o.run.timing.repeats,
+                 static_cast<unsigned long long>(seed));
+    if (issue.run)
+        std::fprintf(stderr, "  issue rate: %d blocks x %d threads x %d chains x %d steps (%d blocks/SM, %d regs)\n",
+                     issue.grid, kIssueThreads, kIssueChains, o.issue_iters, issue.blocks_per_sm, issue.registers);
+    print_rows(results, {{field::test, "test", -10},
+                         {field::m, "M", 6, "%.0f"},
+                         {field::n, "N", 6, "%.0f"},
+                         {field::k, "K", 6, "%.0f"},
+                         {field::time_s_median, "median us", 11, "%.2f", 1e6},
+                         {field::time_s_min, "min us", 11, "%.2f", 1e6},
+                         {field::time_s_max, "max us", 11, "%.2f", 1e6},
+                         {field::tops, "TOPS", 8},
+                         {field::dp4a_per_sm_per_clock, "dp4a/SM/clk", 11, "%.1f"},
+                         {field::fraction_of_measured_peak, "of peak", 7, "%.3f"},
+                         {field::input_sets, "sets", 4, "%.0f"},
+                         {field::checked_elements, "checked", 10, "%.0f"},
+                         {field::host_kept_ahead, "ahead", 5}});
     Json config;
     config.set(field::test, kTestNames[int(o.test)]).set(field::warmup, o.run.timing.warmup);
     config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
     config.set(field::seed, seed).set(field::samples, o.samples).set(field::issue_iters, o.issue_iters);
     config.set(field::issue_chains_per_thread, kIssueChains);
     for (const auto& [k, text] : roofplan::io::schema::conventions::dp4a) config.set(k, text);
-    std::vector<Json> results;
-    if (issue.run) results.push_back(issue_record(issue, o, dev));
-    for (const GemmCase& c : cases) results.push_back(gemm_record(c));
     const Json prov = provenance(o.run, environment({"CUDA_VISIBLE_DEVICES", "CUDA_MODULE_LOADING"}));
-    return report_head(tool::dp4a, prov, dev, config).records(key::results, results).text(0) + "\n";
-}
-
-void print_table(const DeviceInfo& dev, const Options& o, std::uint64_t seed, const IssueResult& issue,
-                 const std::vector<GemmCase>& cases) {
-    print_device_line(dev);
-    std::fprintf(stderr, "; %d ms + %d warm-up runs, %d timed runs per case; seed %llu\n", o.run.timing.warmup_ms,
-                 o.run.timing.warmup, o.run.timing.repeats, static_cast<unsigned long long>(seed));
-    std::fprintf(stderr, "  everything verified before timing (exact, against the CPU)\n\n");
-    const char* behind = "  [host fell behind]";
-    if (issue.run) {
-        std::fprintf(stderr, "  issue rate: %d blocks x %d threads x %d chains x %d steps (%d blocks/SM, %d regs)\n",
-                     issue.grid, kIssueThreads, kIssueChains, o.issue_iters, issue.blocks_per_sm, issue.registers);
-        std::fprintf(stderr, "  %-26s %11s %11s %11s %9s %14s\n", "test", "median us", "min us", "max us", "TOPS",
-                     "dp4a/SM/clk");
-        char per_clock[32] = "n/a";
-        if (issue.dp4a_per_sm_per_clock) std::snprintf(per_clock, sizeof per_clock, "%.1f", *issue.dp4a_per_sm_per_clock);
-        std::fprintf(stderr, "  %-26s %11.2f %11.2f %11.2f %9.2f %14s%s\n\n", "issue-rate", issue.t.median_s * 1e6,
-                     issue.t.min_s * 1e6, issue.t.max_s * 1e6, issue.tops, per_clock, issue.t.host_kept_ahead ? "" : behind);
-    }
-    if (!cases.empty())
-        std::fprintf(stderr, "  %-26s %11s %11s %11s %9s %9s %4s %10s\n", "gemm M x N x K", "median us", "min us",
-                     "max us", "TOPS", "of peak", "sets", "checked");
-    for (const GemmCase& c : cases) {
-        char frac[32] = "n/a";
-        if (c.fraction) std::snprintf(frac, sizeof frac, "%.1f%%", 100.0 * *c.fraction);
-        std::fprintf(stderr, "  %-26s %11.2f %11.2f %11.2f %9.2f %9s %4d %10llu%s\n", shape_text(c.shape).c_str(),
-                     c.t.median_s * 1e6, c.t.min_s * 1e6, c.t.max_s * 1e6, c.tops, frac, c.input_sets,
-                     static_cast<unsigned long long>(c.checked), c.t.host_kept_ahead ? "" : behind);
-    }
+    return write_report(o.run.json_path,
+                        report_head(tool::dp4a, prov, dev, config).records(key::results, results).text(0) + "\n");
 }
 
 // ---- The run -----------------------------------------------------------------------------------------
@@ -624,9 +540,10 @@ std::vector<GemmCase> make_cases(const Options& o, const DeviceInfo& dev) {
         c.vec16 = s.k % 16 == 0;
         const std::uint64_t need = round_up_256(c.bytes_a) + round_up_256(c.bytes_b) + round_up_256(c.bytes_c);
         if (need > dev.free_memory_bytes_at_start)
-            too_big.push_back("GEMM " + shape_text(s) + " (from " + s.origin + ") needs " + std::to_string(need / kMiB) +
-                              " MiB of device memory, but only " + std::to_string(dev.free_memory_bytes_at_start / kMiB) +
-                              " MiB are free on device " + std::to_string(dev.index));
+            too_big.push_back("GEMM " + shape_text(s) + " (from " + s.origin + ") needs " +
+                              std::to_string(need / kMiB) + " MiB of device memory, but only " +
+                              std::to_string(dev.free_memory_bytes_at_start / kMiB) + " MiB are free on device " +
+                              std::to_string(dev.index));
         cases.push_back(c);
     }
     for (const std::string& t : too_big) std::fprintf(stderr, "%s: error: %s\n", g_program, t.c_str());
@@ -649,7 +566,8 @@ int run(const Options& o, const DeviceInfo& dev) {
         plan_issue(issue, dev);
         verify_issue(issue, issue_seed, stream);
         std::fprintf(stderr, "%s: verified the issue-rate kernel: all %llu threads (%d steps of %d chains) exact\n",
-                     g_program, static_cast<unsigned long long>(issue.verified_threads), kIssueVerifyIters, kIssueChains);
+                     g_program, static_cast<unsigned long long>(issue.verified_threads), kIssueVerifyIters,
+                     kIssueChains);
     }
     for (GemmCase& c : cases) {
         verify_gemm(c, seed, o.samples, stream);
@@ -669,8 +587,7 @@ int run(const Options& o, const DeviceInfo& dev) {
                      c.t.median_s * 1e6, c.tops, fell_behind(c.t));
     }
     CHECK(cudaStreamDestroy(stream));
-    print_table(dev, o, seed, issue, cases);
-    return write_report(o.run.json_path, build_json(o, dev, seed, issue, cases));
+    return report(o, dev, seed, issue, cases);
 }
 
 }  // namespace

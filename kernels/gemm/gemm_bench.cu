@@ -1,57 +1,11 @@
 // kernels/gemm/gemm_bench.cu — roofplan-gemm: dense matrix-product (GEMM) throughput through cuBLASLt.
 //
-// Method.  Each case is one precision and one shape M x N x K with a batch `count` (count independent products
-// of the same shape, cuBLASLt's strided batch; roofplan's GemmShape::count: groups, heads).  Every case is one
-// cublasLtMatmul call computing D = A'B with alpha = 1, beta = 0 and C = D:
-//
-//   precision  A, B      D        compute type                    scale  what the matrix units do
-//   fp32       fp32      fp32     CUBLAS_COMPUTE_32F              fp32   plain FP32 (no TF32: default math)
-//   tf32       fp32      fp32     CUBLAS_COMPUTE_32F_FAST_TF32    fp32   inputs rounded to TF32, FP32 accumulate
-//   fp16       fp16      fp16     CUBLAS_COMPUTE_32F              fp32   FP32 accumulate
-//   bf16       bf16      bf16     CUBLAS_COMPUTE_32F              fp32   FP32 accumulate
-//   int8       int8      int32    CUBLAS_COMPUTE_32I              int32  INT32 accumulate (IMMA)
-//
-// Layout: "TN", the same for every precision: op(A) = transpose, op(B) = none, column-major storage
-// (CUBLASLT_ORDER_COL).  A is stored K x M (lda = K), so each row of op(A) is contiguous; B is stored K x N
-// (ldb = K); D is M x N (ldd = M); batches follow each other (strides M*K, N*K, M*N elements).  In row-major
-// terms this is D^T = A_rm x B_rm^T, PyTorch's Linear.  TN is the only regular-order layout cuBLASLt's IMMA
-// (int8) kernels accept, and it needs M and K (hence lda, ldb, ldd) to be multiples of 4: int8 cases whose M or
-// K is not are skipped and listed as such.  The algorithm is the first of cublasLtMatmulAlgoGetHeuristic's
-// answers (asked for up to 32) with a 32 MiB workspace; how many it returned, and the chosen algorithm's id,
-// tile, stages and split-K, are reported.
-//
-// Correctness comes before timing, for every case before any case is timed.  Inputs are fresh random values
-// from a seeded host generator (SplitMix64; --seed, else the clock; each case draws from its own seed derived
-// from it): floating-point values are +-(1 + f) 2^-e with e in 1..4 and f a random fraction with as many bits
-// as the input format holds (23 for fp32 and tf32, 10 for fp16, 7 for bf16), so they lie in [-1, 1), are never
-// zero or tiny, and are exact in the input format; int8 values are integers in [-8, 8] without 0.  D is poisoned
-// before the checked run (all-ones bytes, a NaN in fp32, fp16 and bf16; 0x7f7f7f7f for int32).  After the run
-// every element of D must have been written (no poison, nothing non-finite), and --samples (default 2048)
-// random (batch, i, j) positions plus the corners of the first and last matrices (every element, when there
-// are few more) are compared with full dot products computed on the CPU: in int64 and bit-exact for int8; in
-// double for the rest, where each element must satisfy   |d - ref| <= bound * sum_k |a_k b_k|   with a bound
-// that no correct evaluation order can exceed:
-//   fp32   (K + 2) 2^-24                     FP32 rounding of K products and sums (gamma_K)
-//   tf32   2^-9 + (K + 2) 2^-22              inputs rounded or truncated to TF32; matrix-unit accumulation
-//   fp16   2^-10 + (K + 2) 2^-22             output rounding (twice, should split-K partials be fp16) + accumulation
-//   bf16   2^-7 + (K + 2) 2^-22              the same with bf16's coarser rounding
-// ((K + 2) 2^-22 allows the matrix units' accumulation four times FP32's rounding error.)  Those bounds grow
-// with K and would let a wrong layout slip through at large K, so the checked elements must also satisfy a
-// norm-wise test, ||d - ref||_2 / ||ref||_2 <= limit, at several times what each precision's rounding gives on
-// random data: fp32 max(1e-6, 8 * 2^-24 sqrt(K)) (below the ~3e-4 that TF32 rounding gives, for K up to about
-// 2^17, so TF32 cannot pose as fp32), tf32 4e-3, fp16 2e-3, bf16 1.6e-2.  A failed check names the case, the
-// element and both values, and exits with status 1 before anything is timed.  The reported max_rel_error is
-// max |d - ref| / sum_k |a_k b_k| over the checked elements; rel_l2_error is the norm-wise error.
-//
-// Timing: the harness's (kernels/common/timing.hpp): inputs rotate through S copies of A and B with
-// (S - 1)(|A| + |B|) >= 2 x L2 (at most 64, as memory allows; D is one buffer), --warmup-ms (100) of back-to-back
-// runs for the clocks, then a lead kernel while --warmup (5) and --repeats (20) runs are queued with a CUDA event
-// between consecutive runs.  TFLOPS (TOPS for int8) = 2 M N K count / median / 1e12.
-//
-// Output: progress and a table on stderr, a JSON report (docs/report-schemas.md: provenance, configuration, one
-// record per case, the skipped cases) on stdout or in --json PATH.  Exit status: 0 success, 1 verification failed,
-// 2 bad command line (including a case that cannot fit in device memory), 3 CUDA, cuBLAS or I/O error, 77 no CUDA
-// device (the conventional "skipped" status; CTest's SKIP_RETURN_CODE).
+// One cublasLtMatmul per case, D = op(A) op(B) in the TN column-major layout (A stored K x M and transposed, B
+// stored K x N; a strided batch of `count`), fp32, tf32, fp16, bf16 (FP32 accumulation) and int8 (INT32), with the
+// heuristic's first algorithm and a 32 MiB workspace.  Every case is checked before any is timed: fresh random
+// inputs exact in their format, D poisoned, every element written and finite, --samples elements and the corners
+// against dot products in double on the host, within per-element and norm-wise bounds that no correct evaluation
+// order exceeds (int8 exact).  TFLOPS = 2 M N K count / median / 1e12.  The method in detail: docs/kernels.md.
 
 #include <cublasLt.h>
 #include <cublas_api.h>
@@ -59,22 +13,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
 
-#include "../common/device_info.hpp"
+#include "../common/harness.hpp"
 #include "../common/gemm_shapes.hpp"
-#include "../common/random.hpp"
 
 namespace {
 
@@ -90,66 +34,54 @@ constexpr int kHeuristicRequest = 32;               // answers asked of cublasLt
 enum class Prec { fp32, tf32, fp16, bf16, int8 };
 enum class Fmt { f32, f16, bf16, i8, i32 };  // element formats of A, B and D
 
+// A precision: cuBLASLt's types, the formats of A, B (generated with `mantissa_bits` random fraction bits under
+// `exponent_bias`) and D, and the bounds of the check (docs/kernels.md): each checked element within
+// (floor + (K + 2) unit) x sum_k |a_k b_k|, and ||d - ref||_2 / ||ref||_2 within norm (0 for both: exact).
 struct PrecSpec {
     Prec prec;
     const char* name;
     cudaDataType_t ab_type, d_type, scale_type;
     cublasComputeType_t compute;
-    const char *ab_type_name, *d_type_name, *scale_type_name, *compute_name;
     Fmt in, out;
     unsigned ab_bytes, d_bytes;
-    int mantissa_bits;  // fraction bits of the generated floating-point inputs
-    int exponent_bias;  // of the input format
+    int mantissa_bits, exponent_bias;
     const char* rate_unit;
+    double floor, unit, norm;
+    double element_bound(std::int64_t k) const { return floor + (double(k) + 2.0) * unit; }
+    // fp32: several times its rounding on random data, below TF32's ~3e-4 for K up to about 2^17.
+    double norm_limit(std::int64_t k) const {
+        return prec == Prec::fp32 ? std::max(1e-6, 8.0 * 0x1p-24 * std::sqrt(double(k))) : norm;
+    }
 };
 
 const PrecSpec kSpecs[] = {
-    {Prec::fp32, prec::fp32.data(), CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUDA_R_32F", "CUDA_R_32F",
-     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", Fmt::f32, Fmt::f32, 4, 4, 23, 127, "TFLOPS"},
-    {Prec::tf32, prec::tf32.data(), CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, "CUDA_R_32F",
-     "CUDA_R_32F", "CUDA_R_32F", "CUBLAS_COMPUTE_32F_FAST_TF32", Fmt::f32, Fmt::f32, 4, 4, 23, 127, "TFLOPS"},
-    {Prec::fp16, prec::fp16.data(), CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUDA_R_16F", "CUDA_R_16F",
-     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", Fmt::f16, Fmt::f16, 2, 2, 10, 15, "TFLOPS"},
-    {Prec::bf16, prec::bf16.data(), CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUDA_R_16BF", "CUDA_R_16BF",
-     "CUDA_R_32F", "CUBLAS_COMPUTE_32F", Fmt::bf16, Fmt::bf16, 2, 2, 7, 127, "TFLOPS"},
-    {Prec::int8, prec::int8.data(), CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, "CUDA_R_8I", "CUDA_R_32I",
-     "CUDA_R_32I", "CUBLAS_COMPUTE_32I", Fmt::i8, Fmt::i32, 1, 4, 0, 0, "TOPS"},
+    // by Prec; the matrix units' accumulation may err four times FP32's rounding
+    {Prec::fp32, prec::fp32.data(), CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, Fmt::f32, Fmt::f32, 4, 4,
+     23, 127, "TFLOPS", 0, 0x1p-24, 0},
+    {Prec::tf32, prec::tf32.data(), CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, Fmt::f32,
+     Fmt::f32, 4, 4, 23, 127, "TFLOPS", 0x1p-9, 0x1p-22, 4e-3},
+    {Prec::fp16, prec::fp16.data(), CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, Fmt::f16, Fmt::f16, 2, 2,
+     10, 15, "TFLOPS", 0x1p-10, 0x1p-22, 2e-3},
+    {Prec::bf16, prec::bf16.data(), CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, Fmt::bf16, Fmt::bf16, 2,
+     2, 7, 127, "TFLOPS", 0x1p-7, 0x1p-22, 1.6e-2},
+    {Prec::int8, prec::int8.data(), CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, Fmt::i8, Fmt::i32, 1, 4, 0,
+     0, "TOPS", 0, 0, 0},
 };
+const PrecSpec& spec_of(Prec p) { return kSpecs[int(p)]; }
 
-const PrecSpec& spec_of(Prec p) {
-    for (const PrecSpec& s : kSpecs)
-        if (s.prec == p) return s;
-    std::abort();  // unreachable: kSpecs lists every Prec
+// cuBLAS's names of the types (reported).
+const char* type_name(cudaDataType_t t) {
+    return t == CUDA_R_32F ? "CUDA_R_32F" : t == CUDA_R_16F ? "CUDA_R_16F" : t == CUDA_R_16BF ? "CUDA_R_16BF"
+                                                                         : t == CUDA_R_8I ? "CUDA_R_8I" : "CUDA_R_32I";
 }
-
-// Per-element bound on |d - ref| / sum_k |a_k b_k| (see the top of the file); 0 means exact.
-double element_bound(Prec p, std::int64_t k) {
-    const double kd = double(k) + 2.0;
-    switch (p) {
-        case Prec::fp32: return kd * std::ldexp(1.0, -24);
-        case Prec::tf32: return std::ldexp(1.0, -9) + kd * std::ldexp(1.0, -22);
-        case Prec::fp16: return std::ldexp(1.0, -10) + kd * std::ldexp(1.0, -22);
-        case Prec::bf16: return std::ldexp(1.0, -7) + kd * std::ldexp(1.0, -22);
-        case Prec::int8: return 0.0;
-    }
-    return 0.0;
-}
-
-// Limit on ||d - ref||_2 / ||ref||_2 over the checked elements (see the top of the file); 0 means exact.
-double norm_limit(Prec p, std::int64_t k) {
-    switch (p) {
-        case Prec::fp32: return std::max(1e-6, 8.0 * std::ldexp(1.0, -24) * std::sqrt(double(k)));
-        case Prec::tf32: return 4e-3;
-        case Prec::fp16: return 2e-3;
-        case Prec::bf16: return 1.6e-2;
-        case Prec::int8: return 0.0;
-    }
-    return 0.0;
+const char* compute_name(cublasComputeType_t c) {
+    return c == CUBLAS_COMPUTE_32F ? "CUBLAS_COMPUTE_32F" : c == CUBLAS_COMPUTE_32I ? "CUBLAS_COMPUTE_32I"
+                                                                                    : "CUBLAS_COMPUTE_32F_FAST_TF32";
 }
 
 // ---- Host data -----------------------------------------------------------------------------------------
 
-// Fills `out` with `elements` random inputs in the format's bytes (see the top of the file).
+// Fills `out` with `elements` random inputs in the format's bytes (docs/kernels.md).
 void fill_inputs(std::vector<unsigned char>& out, std::size_t elements, const PrecSpec& s, SplitMix64& rng) {
     static_assert(std::endian::native == std::endian::little, "the low bytes of `bits` are the element");
     out.resize(elements * s.ab_bytes);
@@ -161,7 +93,8 @@ void fill_inputs(std::vector<unsigned char>& out, std::size_t elements, const Pr
             bits = std::uint32_t(std::uint8_t(std::int8_t(v < 8 ? v - 8 : v - 7)));  // -8..-1, 1..8
         } else {  // sign, exponent bias - e with e in 1..4, mantissa_bits random fraction bits
             const std::uint32_t e = 1 + std::uint32_t((r >> 61) & 3u);
-            bits = (std::uint32_t(r >> 63) << (8 * s.ab_bytes - 1)) | ((std::uint32_t(s.exponent_bias) - e) << s.mantissa_bits) |
+            bits = (std::uint32_t(r >> 63) << (8 * s.ab_bytes - 1)) |
+                   ((std::uint32_t(s.exponent_bias) - e) << s.mantissa_bits) |
                    std::uint32_t(r & ((std::uint64_t{1} << s.mantissa_bits) - 1));
         }
         std::memcpy(out.data() + i * s.ab_bytes, &bits, s.ab_bytes);
@@ -329,7 +262,8 @@ bool make_plan(Case& c, const Context& ctx) {
     CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const std::uint64_t ws = kWorkspaceBytes;
     CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    cublasLtMatmulHeuristicResult_t results[kHeuristicRequest] = {};  // (a std::vector of them crashes nvcc 13.0's -std=c++20 front end)
+    cublasLtMatmulHeuristicResult_t results[kHeuristicRequest] =
+        {};  // (a std::vector of them crashes nvcc 13.0's -std=c++20 front end)
     int returned = 0;
     const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.lt, p.desc, p.a, p.b, p.d, p.d, pref,
                                                              kHeuristicRequest, results, &returned);
@@ -398,7 +332,8 @@ std::vector<std::uint64_t> checked_positions(const Case& c, std::uint64_t seed, 
 // Every element written (no poison) and finite; else what is wrong.
 std::string check_written(const Case& c, const std::vector<unsigned char>& hd) {
     for (std::uint64_t i = 0; i < c.elems_d; ++i)
-        if (const double v = value_at(hd.data(), std::size_t(i), c.spec->out); c.spec->out == Fmt::i32 && v == kPoisonI32)
+        if (const double v = value_at(hd.data(), std::size_t(i), c.spec->out);
+            c.spec->out == Fmt::i32 && v == kPoisonI32)
             return position_text(c, i) + " was not written (it still holds the poison 0x7f7f7f7f)";
         else if (!std::isfinite(v))
             return position_text(c, i) +
@@ -407,13 +342,13 @@ std::string check_written(const Case& c, const std::vector<unsigned char>& hd) {
 }
 
 // The sampled elements against full dot products in double (exact for int8, whose bound is 0), then the norm-wise
-// error (see the top of the file); fills c.v and c.note.  Returns an empty string when the output passes, else
+// error (docs/kernels.md); fills c.v and c.note.  Returns an empty string when the output passes, else
 // what is wrong.
 std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const std::vector<unsigned char>& hb,
                           const std::vector<unsigned char>& hd, const std::vector<std::uint64_t>& pos) {
     const PrecSpec& s = *c.spec;
     const std::uint64_t m = std::uint64_t(c.shape.m), n = std::uint64_t(c.shape.n), k = std::uint64_t(c.shape.k);
-    const double bound = element_bound(s.prec, c.shape.k);
+    const double bound = s.element_bound(c.shape.k);
     double max_rel = 0, err2 = 0, ref2 = 0;
     for (const std::uint64_t lin : pos) {
         const std::uint64_t batch = lin / (m * n), rest = lin % (m * n), j = rest / m, i = rest % m;
@@ -430,15 +365,17 @@ std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const s
             char buf[320];
             if (bound == 0) std::snprintf(buf, sizeof buf, " is %.0f, expected %.0f [exact match required]", got, ref);
             else
-                std::snprintf(buf, sizeof buf, " is %.9g, expected %.17g: |error| %.3g is %.3g x sum|a b| (%.6g), over the "
-                              "bound %.3g [relative tolerance exceeded]", got, ref, err, rel, abs_sum, bound);
+                std::snprintf(buf, sizeof buf,
+                              " is %.9g, expected %.17g: |error| %.3g is %.3g x sum|a b| (%.6g), over the "
+                              "bound %.3g [relative tolerance exceeded]",
+                              got, ref, err, rel, abs_sum, bound);
             return position_text(c, lin) + buf;
         }
         max_rel = std::max(max_rel, rel);
         err2 += err * err;
         ref2 += ref * ref;
     }
-    c.v = {pos.size(), max_rel, ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0, bound, norm_limit(s.prec, c.shape.k)};
+    c.v = {pos.size(), max_rel, ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0, bound, s.norm_limit(c.shape.k)};
     if (!(c.v.rel_l2_error <= c.v.norm_limit)) {
         char buf[256];
         std::snprintf(buf, sizeof buf, "the norm-wise error ||d - ref|| / ||ref|| over %zu checked elements is %.3g, "
@@ -451,7 +388,7 @@ std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const s
     return {};
 }
 
-// Runs the case once on fresh random inputs with a poisoned output and checks it (see the top of the file), then
+// Runs the case once on fresh random inputs with a poisoned output and checks it (docs/kernels.md), then
 // times it on the same inputs.  Poison: all-ones bytes are a NaN in fp32, fp16 and bf16; int32 gets 0x7f7f7f7f,
 // which no int8 product of these inputs can reach (|d| <= 64 K <= 2^30).
 void verify_case(Case& c, const Context& ctx, std::uint64_t seed, int samples) {
@@ -474,7 +411,8 @@ void measure_case(Case& c, const Context& ctx, const DeviceInfo& dev, const Opti
     c.t = time_rotated({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_d, dev.l2_or_64mib(), ctx.stream,
                        o.run.timing, c.input_sets,
                        [&](std::span<void* const> in, void* d) { enqueue_matmul(c, ctx, in[0], in[1], d); });
-    c.rate = 2.0 * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.shape.count) / c.t.median_s / 1e12;
+    c.rate =
+        2.0 * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.shape.count) / c.t.median_s / 1e12;
 }
 
 // ---- Report ------------------------------------------------------------------------------------------
@@ -497,9 +435,9 @@ Json record(const Case& c) {
     j.set(field::reduction_scheme, p.reduction_scheme).set(field::cluster_shape_id, p.cluster_shape_id);
     j.set(field::algo_workspace_bytes, p.algo_workspace).set(field::waves, double(p.waves));
     j.set(field::input_sets, c.input_sets).set(field::bytes_a, c.bytes_a).set(field::bytes_b, c.bytes_b);
-    j.set(field::bytes_d, c.bytes_d).set(field::compute_type, c.spec->compute_name);
-    j.set(field::ab_type, c.spec->ab_type_name).set(field::d_type, c.spec->d_type_name);
-    j.set(field::scale_type, c.spec->scale_type_name);
+    j.set(field::bytes_d, c.bytes_d).set(field::compute_type, compute_name(c.spec->compute));
+    j.set(field::ab_type, type_name(c.spec->ab_type)).set(field::d_type, type_name(c.spec->d_type));
+    j.set(field::scale_type, type_name(c.spec->scale_type));
     return j.set(field::note, c.note.empty() ? std::optional<std::string>() : c.note);
 }
 
@@ -522,19 +460,32 @@ int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const st
         if (c.skip_reason.empty()) results.push_back(record(c));
         else skipped.push_back(shape_json(c).set(field::reason, c.skip_reason));
     print_device_line(dev);
-    std::fprintf(stderr, ", cuBLASLt %s\n  TN layout, heuristic algorithm #0, 32 MiB workspace; %d ms + %d warm-up runs, "
-                 "%d timed runs per case; seed %llu\n  every case verified before timing (all elements written; sampled "
-                 "elements vs CPU)\n\n", library_version_string(cublasLtGetVersion()).c_str(), o.run.timing.warmup_ms,
-                 o.run.timing.warmup, o.run.timing.repeats, static_cast<unsigned long long>(seed));
-    const std::vector<Column> shape = {{field::precision, "prec", -5}, {field::m, "M", 6, "%.0f"},
-                                       {field::n, "N", 6, "%.0f"}, {field::k, "K", 6, "%.0f"}, {field::count, "count", 5, "%.0f"}};
+    std::fprintf(
+        stderr,
+        ", cuBLASLt %s\n  TN layout, heuristic algorithm #0, 32 MiB workspace; %d ms + %d warm-up runs, "
+        "%d timed runs per case; seed %llu\n  every case verified before timing (all elements written; sampled "
+        "elements vs CPU)\n\n",
+        library_version_string(cublasLtGetVersion()).c_str(), o.run.timing.warmup_ms, o.run.timing.warmup,
+        o.run.timing.repeats, static_cast<unsigned long long>(seed));
+    const std::vector<Column> shape = {{field::precision, "prec", -5},
+                                       {field::m, "M", 6, "%.0f"},
+                                       {field::n, "N", 6, "%.0f"},
+                                       {field::k, "K", 6, "%.0f"},
+                                       {field::count, "count", 5, "%.0f"}};
     std::vector<Column> columns = shape;
-    columns.insert(columns.end(), {{field::input_sets, "sets", 4, "%.0f"}, {field::time_s_median, "median us", 10, "%.2f", 1e6},
-                                   {field::time_s_min, "min us", 10, "%.2f", 1e6}, {field::time_s_max, "max us", 10, "%.2f", 1e6},
-                                   {field::tflops, "T(FL)OPS", 9, "%.1f"}, {field::max_rel_error, "max rel", 9, "%.2e"},
-                                   {field::rel_l2_error, "rel l2", 9, "%.2e"}, {field::algo_heuristics, "algos", 5, "%.0f"},
-                                   {field::algo_id, "id", 4, "%.0f"}, {field::tile_id, "tile", 4, "%.0f"},
-                                   {field::host_kept_ahead, "ahead", 5}, {field::label, "label", -1}, {field::note, "note", -1}});
+    columns.insert(columns.end(), {{field::input_sets, "sets", 4, "%.0f"},
+                                   {field::time_s_median, "median us", 10, "%.2f", 1e6},
+                                   {field::time_s_min, "min us", 10, "%.2f", 1e6},
+                                   {field::time_s_max, "max us", 10, "%.2f", 1e6},
+                                   {field::tflops, "T(FL)OPS", 9, "%.1f"},
+                                   {field::max_rel_error, "max rel", 9, "%.2e"},
+                                   {field::rel_l2_error, "rel l2", 9, "%.2e"},
+                                   {field::algo_heuristics, "algos", 5, "%.0f"},
+                                   {field::algo_id, "id", 4, "%.0f"},
+                                   {field::tile_id, "tile", 4, "%.0f"},
+                                   {field::host_kept_ahead, "ahead", 5},
+                                   {field::label, "label", -1},
+                                   {field::note, "note", -1}});
     print_rows(results, columns);
     if (!skipped.empty()) {
         std::fprintf(stderr, "\n  skipped:\n");
@@ -542,14 +493,15 @@ int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const st
         columns.insert(columns.end(), {{field::label, "label", -1}, {field::reason, "reason", -1}});
         print_rows(skipped, columns);
     }
-    Json prov = provenance(o.run, environment({"NVIDIA_TF32_OVERRIDE", "CUBLAS_EMULATION_STRATEGY", "CUBLASLT_LOG_LEVEL",
-                                               "CUBLASLT_LOG_MASK", "CUBLAS_WORKSPACE_CONFIG", "CUDA_MODULE_LOADING",
-                                               "CUDA_VISIBLE_DEVICES"}));
+    Json prov = provenance(o.run, environment({"NVIDIA_TF32_OVERRIDE", "CUBLAS_EMULATION_STRATEGY",
+                                               "CUBLASLT_LOG_LEVEL", "CUBLASLT_LOG_MASK", "CUBLAS_WORKSPACE_CONFIG",
+                                               "CUDA_MODULE_LOADING", "CUDA_VISIBLE_DEVICES"}));
     prov.set(field::cublaslt_version, library_version_string(cublasLtGetVersion()));
     prov.set(field::cublaslt_version_code, cublasLtGetVersion());
     prov.set(field::cublas_header_version, library_version_string(CUBLAS_VERSION));
     Json doc = report_head(tool::gemm, prov, dev, config_json(o, seed));
-    return write_report(o.run.json_path, doc.records(key::results, results).records(key::skipped, skipped).text(0) + "\n");
+    return write_report(o.run.json_path,
+                        doc.records(key::results, results).records(key::skipped, skipped).text(0) + "\n");
 }
 
 // ---- The run -----------------------------------------------------------------------------------------
@@ -557,7 +509,8 @@ int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const st
 // Sizes in elements and bytes, int8's layout rules; returns what does not fit in `free_bytes` ("" if it does).
 std::string size_case(Case& c, std::uint64_t free_bytes, int device) {
     const GemmShape& s = c.shape;
-    const std::uint64_t m = std::uint64_t(s.m), n = std::uint64_t(s.n), k = std::uint64_t(s.k), cnt = std::uint64_t(s.count);
+    const std::uint64_t m = std::uint64_t(s.m), n = std::uint64_t(s.n), k = std::uint64_t(s.k),
+                        cnt = std::uint64_t(s.count);
     bool overflow = mul_overflows(m, k, c.elems_a) || mul_overflows(c.elems_a, cnt, c.elems_a) ||
                     mul_overflows(n, k, c.elems_b) || mul_overflows(c.elems_b, cnt, c.elems_b) ||
                     mul_overflows(m, n, c.elems_d) || mul_overflows(c.elems_d, cnt, c.elems_d) ||

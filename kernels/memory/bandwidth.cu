@@ -1,51 +1,17 @@
 // kernels/memory/bandwidth.cu — roofplan-bandwidth: STREAM-style device-memory bandwidth benchmark.
 //
-// Method.  Three device arrays a, b, c of the same size (default: max(256 MiB, 4 x L2) each, so that
-// the working set cannot live in L2) run McCalpin's STREAM kernels, plus the runtime's own copy as the
-// reference:
-//
-//   kernel       operation                     bytes per iteration (STREAM's convention)
-//   copy         c[i] = a[i]                   2 x array   (read a, write c)
-//   scale        b[i] = s * c[i]               2 x array   (read c, write b)
-//   triad        a[i] = b[i] + s * c[i]        3 x array   (read b and c, write a)
-//   memcpy_d2d   cudaMemcpyAsync(c, a, D2D)    2 x array   (read a, write c)
-//
-// Bytes are what the program asks to move, each array counted once per read or write; write-allocate
-// traffic and cache effects are not added.  GB/s means 1e9 bytes per second.  The kernels use 16-byte
-// vector loads and stores (float4 / double2), one vector per thread with a grid that covers the array
-// (a grid-stride loop only guards against sizes beyond the grid limit).  On an H100 this matched
-// cudaMemcpy's bandwidth, whereas a grid of only the resident blocks looping over the array ran ~7% slower.
-//
-// Correctness comes before timing: a, b and c are filled with fresh random values in [1, 2) from a
-// seeded host generator (--seed, else the clock), each kernel's output array is poisoned with an
-// all-ones bit pattern (a NaN in both f32 and f64) before the kernel runs once, and every element of the
-// output is checked against a CPU reference: bit-exact for copy and memcpy_d2d, within a relative
-// tolerance of 4 machine epsilons for scale and triad (the GPU may fuse triad's multiply-add).  A failed
-// check names the kernel and element and exits with status 1; nothing is timed.
-//
-// Timing: the harness's (kernels/common/timing.hpp): --warmup-ms of back-to-back runs for the clocks, then a
-// lead kernel while --warmup and --repeats runs are queued on one stream with a CUDA event between consecutive
-// runs.  The arrays are at least 4 x L2, so no input rotation is needed.  GB/s comes from the median.
-//
-// Output: a table on stderr and a JSON report (docs/report-schemas.md) on stdout or in --json PATH.  Exit
-// status: 0 success, 1 verification failed, 2 bad command line, 3 CUDA or I/O error, 77 no CUDA device.
+// copy (c = a), scale (b = s c), triad (a = b + s c) on 16-byte vectors, and cudaMemcpy device-to-device, over three
+// arrays of max(256 MiB, 4 x L2) each; bytes per iteration as STREAM counts them (2 arrays, triad 3), GB/s = 1e9
+// bytes/s.  Every element of each kernel's poisoned output is checked against the host (bit-exact for the copies,
+// 4 epsilons for scale and triad) before anything is timed.  The method in detail: docs/kernels.md.
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <cstdio>
 #include <initializer_list>
-#include <limits>
-#include <optional>
-#include <string>
-#include <vector>
 
-#include "../common/device_info.hpp"
-#include "../common/random.hpp"
+#include "../common/harness.hpp"
 
 namespace {
 
@@ -140,7 +106,7 @@ const char* op_name(Op op) {
     return "?";
 }
 
-// Arrays moved per iteration, STREAM's convention (see the top of the file).
+// Arrays moved per iteration, STREAM's convention (docs/kernels.md).
 std::uint64_t arrays_moved(Op op) { return op == Op::triad ? 3 : 2; }
 
 constexpr unsigned kBlockSize = 256;
@@ -254,8 +220,9 @@ struct Options {
 
 Options parse_args(int argc, char** argv) {
     Options o;
-    Cli cli(tool::bandwidth.data(), "STREAM-style device-memory bandwidth: copy, scale, triad and cudaMemcpy "
-                                    "device-to-device.\nEvery kernel is verified element by element before it is timed.");
+    Cli cli(tool::bandwidth.data(),
+            "STREAM-style device-memory bandwidth: copy, scale, triad and cudaMemcpy "
+            "device-to-device.\nEvery kernel is verified element by element before it is timed.");
     cli.number("--size-mib", "MiB per array (3 arrays); default max(256, 4 x L2 size)", o.size_mib, 1, kMiB);
     cli.option("--dtype", "f32|f64", "element type (default f32)", [&o](std::string_view v) {
         if (v != "f32" && v != "f64") usage_error("--dtype must be f32 or f64, got '" + std::string(v) + "'");
@@ -274,8 +241,10 @@ std::uint64_t array_bytes_for(const Options& o, const DeviceInfo& dev) {
     const std::uint64_t l2 = std::uint64_t(dev.l2_bytes.value_or(0));
     const std::uint64_t size_mib = o.size_mib.value_or(std::max<std::uint64_t>(256, (4 * l2 + kMiB - 1) / kMiB));
     if (size_mib * kMiB < 4 * l2)
-        std::fprintf(stderr, "%s: warning: %llu MiB per array is less than 4 x L2 (%.1f MiB); L2 hits may inflate the "
-                     "results\n", g_program, static_cast<unsigned long long>(size_mib), 4.0 * double(l2) / double(kMiB));
+        std::fprintf(stderr,
+                     "%s: warning: %llu MiB per array is less than 4 x L2 (%.1f MiB); L2 hits may inflate the "
+                     "results\n",
+                     g_program, static_cast<unsigned long long>(size_mib), 4.0 * double(l2) / double(kMiB));
     if (3 * size_mib * kMiB > dev.free_memory_bytes_at_start) {
         std::fprintf(stderr, "%s: error: 3 arrays of %llu MiB need %llu MiB of device memory, only %llu MiB free; "
                      "choose a smaller --size-mib\n", g_program, static_cast<unsigned long long>(size_mib),
@@ -315,8 +284,9 @@ int run(const Options& o, const DeviceInfo& dev) {
     cudaStream_t stream = nullptr;
     CHECK(cudaStreamCreate(&stream));
     std::vector<Timing> times;
-    for (const Op op : kOps) times.push_back(time_runs(stream, [&](std::size_t) { enqueue(op, d, scalar, grid, stream); },
-                                                       o.run.timing));
+    for (const Op op : kOps)
+        times.push_back(time_runs(
+            stream, [&](std::size_t) { enqueue(op, d, scalar, grid, stream); }, o.run.timing));
     CHECK(cudaStreamDestroy(stream));
     for (T** p : {&d.a, &d.b, &d.c}) CHECK(cudaFree(*p));
     std::vector<Json> rows;
@@ -341,10 +311,14 @@ int run(const Options& o, const DeviceInfo& dev) {
                  sizeof(T) == 4 ? "f32" : "f64", double(array_bytes) / double(kMiB), o.run.timing.warmup_ms,
                  o.run.timing.warmup, o.run.timing.repeats, static_cast<unsigned long long>(seed));
     std::fprintf(stderr, "  verified before timing: copy, scale, triad, memcpy_d2d (every element)\n\n");
-    print_rows(rows, {{field::kernel, "kernel", -11}, {field::bytes_per_iteration, "bytes/iter", 14, "%.0f"},
-                      {field::median_s, "median us", 12, "%.2f", 1e6}, {field::min_s, "min us", 12, "%.2f", 1e6},
-                      {field::max_s, "max us", 12, "%.2f", 1e6}, {field::gb_per_s, "GB/s", 10, "%.1f"},
-                      {field::fraction_of_memcpy, "vs memcpy", 10, "%.3f"}, {field::host_kept_ahead, "host ahead", 11}});
+    print_rows(rows, {{field::kernel, "kernel", -11},
+                      {field::bytes_per_iteration, "bytes/iter", 14, "%.0f"},
+                      {field::median_s, "median us", 12, "%.2f", 1e6},
+                      {field::min_s, "min us", 12, "%.2f", 1e6},
+                      {field::max_s, "max us", 12, "%.2f", 1e6},
+                      {field::gb_per_s, "GB/s", 10, "%.1f"},
+                      {field::fraction_of_memcpy, "vs memcpy", 10, "%.3f"},
+                      {field::host_kept_ahead, "host ahead", 11}});
     const Json head = report_head(tool::bandwidth, provenance(o.run, environment({"CUDA_VISIBLE_DEVICES"})), dev,
                                   config_json<T>(o, array_bytes, seed, grid));
     return write_report(o.run.json_path, Json(head).records(key::results, rows).text(0) + "\n");
@@ -355,5 +329,6 @@ int run(const Options& o, const DeviceInfo& dev) {
 int main(int argc, char** argv) {
     const Options o = parse_args(argc, argv);
     const DeviceInfo dev = open_device(o.run.device);
-    return run_guarded("three arrays on the host for the check", [&] { return o.f64 ? run<double>(o, dev) : run<float>(o, dev); });
+    return run_guarded("three arrays on the host for the check",
+                       [&] { return o.f64 ? run<double>(o, dev) : run<float>(o, dev); });
 }

@@ -1,68 +1,12 @@
 // kernels/nccl/nccl_bench.cu — roofplan-nccl: NCCL collective bandwidth, nccl-tests conventions, one process.
 //
-// Method.  One process drives every visible GPU (or the first --gpus N of them) through one NCCL communicator
-// clique made by ncclCommInitAll: rank r is CUDA device r, with its own stream.  Each collective is issued as
-// one ncclGroupStart / ncclGroupEnd around the call of every rank.  Data type float32, reduction sum, root 0
-// (broadcast, reduce), out-of-place buffers (recvbuff != sendbuff).  The operations and what S, the message
-// size in bytes, means (nccl-tests' "size" column), for n ranks and e = S / 4 elements:
-//
-//   op             NCCL call                          elements per rank (send / recv)   S                  busbw factor
-//   allreduce      ncclAllReduce(count = e)           e / e                             e x 4              2(n-1)/n
-//   broadcast      ncclBroadcast(count = e, root 0)   e / e                             e x 4              1
-//   reduce         ncclReduce(count = e, root 0)      e / e (only the root's recv)      e x 4              1
-//   reducescatter  ncclReduceScatter(recvcount = c)   c n / c                           c x n x 4 (total)  (n-1)/n
-//   allgather      ncclAllGather(sendcount = c)       c / c n                           c x n x 4 (total)  (n-1)/n
-//
-// with c = floor(e / n): as nccl-tests does, a size that does not split evenly over the ranks is rounded down to
-// a multiple of n elements, and the rounded S is the one reported.  algbw = S / time and busbw = algbw x factor,
-// both in GB/s = 1e9 bytes per second; with one rank the factor of allreduce, reducescatter and allgather is 0,
-// so their busbw is 0, as nccl-tests reports it.  Sizes: --sweep MIN:MAX doubles from MIN up to MAX, --bytes
-// lists sizes; units are binary (1M = 1MB = 1MiB = 1048576 bytes, as nccl-tests' -b 1M -e 1G -f 2); the default
-// is 1MiB:1GiB.  Send and receive buffers are allocated once, at the largest size, on every GPU.
-//
-// Correctness comes before timing, for every operation and size before any of them is timed.  Each rank's
-// send buffer is filled on the GPU from a seeded counter-based generator: element i of rank r is m x 2^-k with
-// m a random integer in [-8, -1] U [1, 8] and k in 0..3, drawn from the SplitMix64 sequence of a seed derived
-// from --seed (else the clock), the case and the rank.  Those values are multiples of 1/8 below 8 in magnitude,
-// so every partial sum of up to 2^20 ranks is exact in float32: a reduction gives the same bits in any order,
-// and the host can compute any expected element directly from the generator without holding the inputs.  The
-// receive buffers are poisoned (all-ones bytes, a NaN), the collective runs once, and the outputs are compared
-// EXACTLY with the host reference: allreduce, every rank holds the elementwise sum over ranks; reduce, the root
-// holds it; broadcast, every rank holds the root's data; reducescatter, rank r holds the sum of chunk r;
-// allgather, every rank holds the concatenation of the ranks' data in rank order.  Every element of every
-// checked rank is compared when S <= 64 MiB; above that, the first and last 1024 elements of the receive buffer
-// and a seeded random sample of 1,000,000 other distinct positions, the same on every rank (gathered on the GPU
-// so that only they come back).  A mismatch prints the operation, size, rank, index, expected and received
-// values and exits with status 1 before anything is timed.
-//
-// Timing, per operation and size, with the harness's lead kernel (kernels/common/timing.hpp): the send buffers
-// are refilled, --warmup collectives (default 5) run and are waited for (a count, not --warmup-ms: under MPI every
-// process must issue the same collectives); then --repeats measurements (default 5), each: a lead kernel on every
-// rank's stream (so that the host queues the whole measurement before the GPUs reach it), a start event on every
-// stream, --iters back-to-back collectives (default 20), a stop event on every stream.  A measurement's time is
-// the largest elapsed time over the ranks divided by --iters (the ranks start their first collective a few
-// microseconds apart, as the host issued their lead kernels; the spread over ranks is reported).  The median of
-// the measurements gives algbw and busbw; min and max are reported too.  If the host took longer to queue a
-// measurement than the lead kernel lasted, the case is flagged (host_kept_ahead false).
-// NVLink multicast (NVLS) is kept off: unless NCCL_NVLS_ENABLE is already set, the program sets it to 0 before
-// NCCL reads its environment (this workplace's device notes: NVLS can put a shared host's GPUs out of service).
-// The NCCL_* and CUDA device variables in effect are recorded in the report.
-//
-// Multi-node runs: built with -DROOFPLAN_NCCL_MPI (CMake target roofplan-nccl-mpi, when Open MPI is found) the
-// program runs one process per GPU under mpirun: world rank 0 makes the NCCL unique id and MPI_Bcast hands it to
-// every process, which makes its communicator with ncclCommInitRank on the GPU of its node-local rank (MPI_Comm
-// _split_type SHARED; local rank mod visible devices).  Each process fills, checks and times its own rank: the
-// inputs of every rank come from the same seeded generator, so each process checks its output exactly against
-// the same host reference; a measurement starts with an MPI_Barrier (so the processes' lead kernels overlap),
-// and its time is the largest over the ranks (MPI_Allreduce MAX).  Rank 0 gathers the devices' descriptions and
-// writes the table and the report; peer-access matrices are not recorded (processes may be on other nodes).
-//
-// Output: progress on stderr when stderr is a terminal or with --verbose, then a table on stderr; a JSON
-// document (provenance, configuration, one record per operation and size) on stdout or in --json PATH (use
-// --json when NCCL_DEBUG is set: NCCL writes its log to stdout); docs/report-schemas.md describes it.  Exit status:
-// 0 success, 1 verification failed, 2 bad command line (including more GPUs asked for than are visible, or buffers
-// that do not fit), 3 CUDA, NCCL or I/O error, 77 no CUDA device (the conventional "skipped" status; CTest's
-// SKIP_RETURN_CODE).  One GPU is enough: the collectives then run on one rank.
+// allreduce, broadcast, reduce, reducescatter and allgather of float32 (sum, root 0, out-of-place) over every
+// visible GPU (--gpus N) from one process through ncclCommInitAll, or one process per GPU under mpirun (built with
+// -DROOFPLAN_NCCL_MPI: roofplan-nccl-mpi).  S, algbw and busbw as nccl-tests count them (roofplan::busbw_factor).
+// Inputs m x 2^-k (m in [-8, -1] U [1, 8], k in 0..3) make every sum exact in any order, so each rank's poisoned
+// receive buffer is compared exactly with the host (every element up to 64 MiB, else edges and 10^6 samples) before
+// anything is timed.  A measurement: a lead kernel on every stream, --iters collectives between two events; its time
+// is the slowest rank's.  NCCL_NVLS_ENABLE is set to 0 unless set.  The method in detail: docs/kernels.md.
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -72,30 +16,15 @@
 #include <mpi.h>
 #endif
 #include <nccl.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <bit>
 #include <cctype>
-#include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <limits>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <thread>
 #include <tuple>
-#include <utility>
-#include <vector>
 
 #include <roofplan/system/collective_kind.hpp>
 
-#include "../common/device_info.hpp"
-#include "../common/random.hpp"
+#include "../common/harness.hpp"
 
 namespace {
 
@@ -141,13 +70,6 @@ __global__ void fill_kernel(float* __restrict__ out, std::size_t n, std::uint64_
     const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
     for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
         out[i] = element_value(seed, i);
-}
-
-__global__ void gather_kernel(const float* __restrict__ in, const std::uint64_t* __restrict__ index,
-                              float* __restrict__ out, std::size_t n) {
-    const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-    for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
-        out[i] = in[index[i]];
 }
 
 // A grid-stride grid: enough blocks to cover n elements, at most 8192.
@@ -213,7 +135,8 @@ Options parse_args(int argc, char** argv) {
                    std::vector<std::string_view> names;
                    for (const Collective op : roofplan::all_collectives) names.push_back(roofplan::to_string(op));
                    for (const int i : parse_choices(v, names, "operation"))
-                       if (std::find(o.ops.begin(), o.ops.end(), Collective(i)) == o.ops.end()) o.ops.push_back(Collective(i));
+                       if (std::find(o.ops.begin(), o.ops.end(), Collective(i)) == o.ops.end())
+                           o.ops.push_back(Collective(i));
                });
     cli.option("--sweep", "MIN:MAX", "sizes from MIN doubling up to MAX (default 1MB:1GB)",
                [&o](std::string_view v) { add_sweep(o, v); });
@@ -309,12 +232,13 @@ struct Case {
 };
 
 std::string size_text(std::uint64_t bytes) {
-    for (const auto& [unit, name] : {std::pair{kGiB, "GiB"}, std::pair{kMiB, "MiB"}, std::pair{std::uint64_t{1024}, "KiB"}})
+    for (const auto& [unit, name] :
+         {std::pair{kGiB, "GiB"}, std::pair{kMiB, "MiB"}, std::pair{std::uint64_t{1024}, "KiB"}})
         if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + name;
     return std::to_string(bytes) + "B";
 }
 
-// Element counts of a case for n ranks (see the table at the top of the file).
+// Element counts of a case for n ranks (docs/kernels.md).
 void size_case(Case& c, int n) {
     const std::size_t e = std::size_t(c.requested_bytes / 4), nr = std::size_t(n);
     c.count = c.op == Collective::reducescatter || c.op == Collective::allgather ? e / nr : e;
@@ -340,8 +264,6 @@ struct Rank {
     cudaStream_t stream = nullptr;
     float* send = nullptr;
     float* recv = nullptr;
-    std::uint64_t* sample_index = nullptr;  // positions gathered for a sampled check
-    float* sample_out = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
 };
 
@@ -388,7 +310,7 @@ void fill_send_buffers(const Case& c, std::vector<Rank>& ranks, const std::vecto
 
 // The expected value of element j of rank `rank`'s receive buffer.
 float expected_value(const Case& c, const std::vector<std::uint64_t>& seeds, int rank, std::uint64_t j) {
-    float sum = 0.0f;  // exact in any order (see the top of the file)
+    float sum = 0.0f;  // exact in any order (the top of the file)
     switch (c.op) {
         case Collective::allreduce:
         case Collective::reduce:
@@ -403,18 +325,14 @@ float expected_value(const Case& c, const std::vector<std::uint64_t>& seeds, int
     return std::numeric_limits<float>::quiet_NaN();
 }
 
-// Every element of a receive buffer is checked when S <= kFullCheckBytes or there are few; else the first and last
-// kEdge and random ones, kSamples + 2 kEdge distinct positions in all.
-bool checks_every_element(const Case& c) {
-    return c.bytes <= kFullCheckBytes || checks_all(c.recv_elems, kSamples + 2 * kEdge);
-}
-
-// The checked positions, sorted; empty when every element is checked.
+// The checked positions of a receive buffer, sorted: none (every element is checked) when S <= kFullCheckBytes or
+// there are few; else the first and last kEdge and random ones, kSamples + 2 kEdge distinct positions in all.
 std::vector<std::uint64_t> check_positions(const Case& c, std::uint64_t seed) {
-    if (checks_every_element(c)) return {};
+    if (c.bytes <= kFullCheckBytes || checks_all(c.recv_elems, kSamples + 2 * kEdge)) return {};
     std::vector<std::uint64_t> edges;
     for (std::uint64_t i = 0; i < kEdge; ++i) edges.insert(edges.end(), {i, c.recv_elems - 1 - i});
-    return sample_positions(c.recv_elems, edges, kSamples + 2 * kEdge, SplitMix64{case_seed(seed, c.index) ^ 0x5DEECE66Dull});
+    return sample_positions(c.recv_elems, edges, kSamples + 2 * kEdge,
+                            SplitMix64{case_seed(seed, c.index) ^ 0x5DEECE66Dull});
 }
 
 [[noreturn]] void check_failed(const Case& c, int n, int rank, std::uint64_t j, float want, float got, std::size_t bad,
@@ -422,10 +340,10 @@ std::vector<std::uint64_t> check_positions(const Case& c, std::uint64_t seed) {
     std::fprintf(stderr,
                  "%s: verification FAILED for %s %s (%llu bytes, %d ranks): rank %d, element %llu: expected %.9g (bits "
                  "0x%08x), got %.9g (bits 0x%08x)%s; %zu of the %zu checked elements of that rank are wrong [exact "
-                 "match required]. Nothing was timed.\n", g_program, op_name(c.op), size_text(c.bytes).c_str(),
-                 (unsigned long long)c.bytes, n, rank, (unsigned long long)j, double(want), std::bit_cast<std::uint32_t>(want),
-                 double(got), std::bit_cast<std::uint32_t>(got), std::isnan(got) ? " (NaN: the poison, not written?)" : "",
-                 bad, m);
+                 "match required]. Nothing was timed.\n",
+                 g_program, op_name(c.op), size_text(c.bytes).c_str(), (unsigned long long)c.bytes, n, rank,
+                 (unsigned long long)j, double(want), std::bit_cast<std::uint32_t>(want), double(got),
+                 std::bit_cast<std::uint32_t>(got), std::isnan(got) ? " (NaN: the poison, not written?)" : "", bad, m);
     std::exit(kExitVerifyFailed);
 }
 
@@ -450,20 +368,10 @@ void check_outputs(const Case& c, const std::vector<std::uint64_t>& seeds, const
         }
         return {end, -1};
     };
-    const std::size_t threads = std::max<std::size_t>(
-        1, std::min<std::size_t>({std::size_t(std::max(1u, std::thread::hardware_concurrency())), 32, m >> 16}));
-    const std::size_t chunk = (m + threads - 1) / threads;
-    std::vector<std::pair<std::size_t, int>> first(threads, {m, -1});
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < threads; ++t) {
-        const std::size_t begin = std::min(m, t * chunk), end = std::min(m, begin + chunk);
-        try {
-            pool.emplace_back([&, t, begin, end] { first[t] = scan(begin, end); });
-        } catch (const std::system_error&) {
-            first[t] = scan(begin, end);  // no thread to be had: this one does the chunk
-        }
-    }
-    for (std::thread& th : pool) th.join();
+    const std::size_t chunks = std::max<std::size_t>(1, std::min<std::size_t>(32, m >> 16)),
+                      chunk = (m + chunks - 1) / chunks;
+    std::vector<std::pair<std::size_t, int>> first(chunks, {m, -1});
+    parallel_for(chunks, [&](std::size_t t) { first[t] = scan(std::min(m, t * chunk), std::min(m, (t + 1) * chunk)); });
     for (const auto& [k, ri] : first) {
         if (ri < 0) continue;
         std::size_t bad = 0;
@@ -475,18 +383,10 @@ void check_outputs(const Case& c, const std::vector<std::uint64_t>& seeds, const
 
 // Brings rank r's checked elements (all of them, or those at `pos`) to the host.
 std::vector<float> checked_output(const Case& c, Rank& r, const std::vector<std::uint64_t>& pos) {
-    const std::size_t m = pos.empty() ? c.recv_elems : pos.size();
-    std::vector<float> g(m);
     CHECK(cudaSetDevice(r.device));
-    if (pos.empty()) {
-        CHECK(cudaMemcpy(g.data(), r.recv, m * sizeof(float), cudaMemcpyDeviceToHost));
-        return g;
-    }
-    CHECK(cudaMemcpyAsync(r.sample_index, pos.data(), m * sizeof(std::uint64_t), cudaMemcpyHostToDevice, r.stream));
-    gather_kernel<<<grid_for(m), kBlockSize, 0, r.stream>>>(r.recv, r.sample_index, r.sample_out, m);
-    CHECK_LAUNCH("gather_kernel");
-    CHECK(cudaMemcpyAsync(g.data(), r.sample_out, m * sizeof(float), cudaMemcpyDeviceToHost, r.stream));
-    CHECK(cudaStreamSynchronize(r.stream));
+    if (!pos.empty()) return gather_to_host(r.recv, pos, r.stream);
+    std::vector<float> g(c.recv_elems);
+    CHECK(cudaMemcpy(g.data(), r.recv, g.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return g;
 }
 
@@ -637,13 +537,21 @@ int report(const Options& o, const RunInfo& info, const std::vector<Case>& cases
                  o.run.timing.warmup, o.run.timing.repeats, o.iters, static_cast<unsigned long long>(info.seed));
     std::vector<Json> results;
     for (const Case& c : cases) results.push_back(record(c, n));
-    print_rows(results, {{field::op, "op", -13}, {field::bytes, "bytes", 12, "%.0f"}, {field::count, "count", 11, "%.0f"},
-                         {field::time_s_median, "median us", 11, "%.2f", 1e6}, {field::time_s_min, "min us", 11, "%.2f", 1e6},
-                         {field::time_s_max, "max us", 11, "%.2f", 1e6}, {field::algbw_gbps, "algbw GB/s", 10},
-                         {field::busbw_gbps, "busbw GB/s", 10}, {field::busbw_factor, "factor", 7, "%.3f"},
-                         {field::checked_elements, "checked", 10, "%.0f"}, {field::host_kept_ahead, "ahead", 6}});
-    Json prov = provenance(o.run, environment({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_DEVICE_MAX_CONNECTIONS",
-                                               "CUDA_MODULE_LOADING", "CUDA_LAUNCH_BLOCKING"}, "NCCL_"));
+    print_rows(results, {{field::op, "op", -13},
+                         {field::bytes, "bytes", 12, "%.0f"},
+                         {field::count, "count", 11, "%.0f"},
+                         {field::time_s_median, "median us", 11, "%.2f", 1e6},
+                         {field::time_s_min, "min us", 11, "%.2f", 1e6},
+                         {field::time_s_max, "max us", 11, "%.2f", 1e6},
+                         {field::algbw_gbps, "algbw GB/s", 10},
+                         {field::busbw_gbps, "busbw GB/s", 10},
+                         {field::busbw_factor, "factor", 7, "%.3f"},
+                         {field::checked_elements, "checked", 10, "%.0f"},
+                         {field::host_kept_ahead, "ahead", 6}});
+    Json prov =
+        provenance(o.run, environment({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_DEVICE_MAX_CONNECTIONS",
+                                       "CUDA_MODULE_LOADING", "CUDA_LAUNCH_BLOCKING"},
+                                      "NCCL_"));
     prov.set(field::hostname, host_name()).set(field::nccl_version, library_version_string(info.nccl_version));
     prov.set(field::nccl_version_code, info.nccl_version).set(field::nccl_library, nccl_library_path());
     prov.set(field::nccl_header_version, library_version_string(NCCL_VERSION_CODE));
@@ -653,7 +561,9 @@ int report(const Options& o, const RunInfo& info, const std::vector<Case>& cases
     prov.set(field::visible_devices, info.visible_devices).raw(field::devices, devices.empty() ? "[]" : devices + "]");
     prov.set(field::peer_access, info.topo.can_access_peer).set(field::p2p_performance_rank, info.topo.p2p_perf_rank);
     Json doc;
-    doc.set(key::tool, tool::nccl).set(key::schema_version, roofplan::io::schema::version).object(key::provenance, prov);
+    doc.set(key::tool, tool::nccl)
+        .set(key::schema_version, roofplan::io::schema::version)
+        .object(key::provenance, prov);
     doc.object(key::config, config_json(o, info)).records(key::results, results);
     return write_report(o.run.json_path, doc.text(0) + "\n");
 }
@@ -711,28 +621,23 @@ std::vector<Rank> open_ranks([[maybe_unused]] const RunInfo& info) {
     return ranks;
 }
 
-// Buffers for the largest case on every GPU, if they fit with room left for NCCL; exits when they do not.
-void allocate_buffers(std::vector<Rank>& ranks, const RunInfo& info, const std::vector<Case>& cases) {
-    const bool any_sampled = !std::all_of(cases.begin(), cases.end(), checks_every_element);
-    const std::size_t sample_cap = any_sampled ? kSamples + 2 * kEdge : 0;
-    const std::uint64_t need = info.send_buffer_bytes + info.recv_buffer_bytes +
-                               std::uint64_t(sample_cap) * (sizeof(std::uint64_t) + sizeof(float));
+// Buffers for the largest case on every GPU, if they fit with room left for NCCL (and the sampled checks);
+// exits when they do not.
+void allocate_buffers(std::vector<Rank>& ranks, const RunInfo& info) {
+    const std::uint64_t need = info.send_buffer_bytes + info.recv_buffer_bytes;
     for (Rank& rk : ranks) {
         CHECK(cudaSetDevice(rk.device));
         std::size_t free_bytes = 0, total_bytes = 0;
         CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
         if (need + kHeadroomBytes > free_bytes)
-            usage_error("the largest size needs " + std::to_string(need / kMiB) + " MiB of buffers on every GPU (send " +
-                        std::to_string(info.send_buffer_bytes / kMiB) + " MiB, receive " +
-                        std::to_string(info.recv_buffer_bytes / kMiB) + " MiB) plus " +
-                        std::to_string(kHeadroomBytes / kMiB) + " MiB for NCCL, but device " + std::to_string(rk.device) +
-                        " has " + std::to_string(free_bytes / kMiB) + " MiB free; choose smaller sizes (nothing was run)");
+            usage_error("the largest size needs " + std::to_string(need / kMiB) +
+                        " MiB of buffers on every GPU (send " + std::to_string(info.send_buffer_bytes / kMiB) +
+                        " MiB, receive " + std::to_string(info.recv_buffer_bytes / kMiB) + " MiB) plus " +
+                        std::to_string(kHeadroomBytes / kMiB) + " MiB for NCCL, but device " +
+                        std::to_string(rk.device) + " has " + std::to_string(free_bytes / kMiB) +
+                        " MiB free; choose smaller sizes (nothing was run)");
         CHECK(cudaMalloc(&rk.send, std::size_t(info.send_buffer_bytes)));
         CHECK(cudaMalloc(&rk.recv, std::size_t(info.recv_buffer_bytes)));
-        if (sample_cap > 0) {
-            CHECK(cudaMalloc(&rk.sample_index, sample_cap * sizeof(std::uint64_t)));
-            CHECK(cudaMalloc(&rk.sample_out, sample_cap * sizeof(float)));
-        }
     }
 }
 
@@ -744,9 +649,8 @@ void close_ranks(std::vector<Rank>& ranks) {
         CHECK(cudaEventDestroy(rk.start));
         CHECK(cudaEventDestroy(rk.stop));
         CHECK(cudaStreamDestroy(rk.stream));
-        for (void* p : {static_cast<void*>(rk.send), static_cast<void*>(rk.recv), static_cast<void*>(rk.sample_index),
-                        static_cast<void*>(rk.sample_out)})
-            if (p != nullptr) CHECK(cudaFree(p));
+        CHECK(cudaFree(rk.send));
+        CHECK(cudaFree(rk.recv));
     }
 }
 
@@ -755,7 +659,7 @@ int run(const Options& o, RunInfo& info) {
     const bool progress = g_world_rank == 0 && (o.verbose || isatty(fileno(stderr)) != 0);
     if (progress) std::fprintf(stderr, "%s: making the NCCL communicators of %d rank(s)\n", g_program, g_world_size);
     std::vector<Rank> ranks = open_ranks(info);
-    allocate_buffers(ranks, info, cases);
+    allocate_buffers(ranks, info);
     for (Case& c : cases) {  // pass 1: verify every case
         verify_case(c, ranks, info.seed);
         if (progress)
