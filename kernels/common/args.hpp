@@ -159,8 +159,9 @@ private:
             std::printf("  %-19s %s\n", (o.name + (o.value_name.empty() ? "" : " " + o.value_name)).c_str(),
                         help.c_str());
         }
-        std::printf("  %-19s show this help\n\n%sExit status: 0 ok, 1 verification failed, 2 bad command line, 3 "
-                    "CUDA, library or I/O error,\n77 no CUDA device.\n", "-h, --help", footer_.c_str());
+        std::printf("  %-19s show this help\n\n%sProgress and the table go to stderr, the JSON report to stdout (or "
+                    "--json PATH).\nExit status: 0 ok, 1 verification failed, 2 bad command line, 3 CUDA, library or "
+                    "I/O error,\n77 no CUDA device.\n", "-h, --help", footer_.c_str());
         std::exit(0);
     }
     std::string about_, footer_;

@@ -221,8 +221,7 @@ Options parse_args(int argc, char** argv) {
                });
     cli.number("--workspace-mib", "workspace limit for the algorithm", o.workspace_mib, 0, 1 << 20);
     cli.number("--samples", "output elements checked per case (bwd-filter fewer)", o.samples, 16, 1 << 20);
-    cli.common(o.run).footer("Progress goes to stderr, the JSON report to --json PATH (rewritten after each case) or "
-                             "stdout.\n");
+    cli.common(o.run).footer("The JSON report in --json PATH is rewritten after each case.\n");
     cli.parse(argc, argv);
     if (o.shapes_file.empty()) usage_error("--shapes-file FILE is required");
     return o;

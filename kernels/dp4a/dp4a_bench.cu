@@ -277,8 +277,7 @@ Options parse_args(int argc, char** argv) {
     cli.number("--issue-iters", "DP4A steps per chain in the timed issue-rate launches", o.issue_iters, 1, 1u << 24);
     cli.number("--samples", "random GEMM elements checked for sizes over 1024, plus corners", o.samples, 1, 1000000);
     cli.common(o.run).footer("GEMM layout: C (int32, M x N) = A (int8, M x K, row-major) . B^T with B stored N x K "
-                             "row-major (TN);\nM, N and K multiples of 4, K at most 131072.  Progress and the table "
-                             "go to stderr, the JSON report\nto stdout (or --json PATH).\n");
+                             "row-major (TN);\nM, N and K multiples of 4, K at most 131072.\n");
     cli.parse(argc, argv);
     if (!o.shapes.empty() && o.test == Test::issue_rate)
         usage_error("--sizes and --shape are GEMM options; they do nothing with --test issue-rate");
@@ -499,19 +498,12 @@ int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const Is
     if (issue.run)
         std::fprintf(stderr, "  issue rate: %d blocks x %d threads x %d chains x %d steps (%d blocks/SM, %d regs)\n",
                      issue.grid, kIssueThreads, kIssueChains, o.issue_iters, issue.blocks_per_sm, issue.registers);
-    print_rows(results, {{field::test, "test", -10},
-                         {field::m, "M", 6, "%.0f"},
-                         {field::n, "N", 6, "%.0f"},
-                         {field::k, "K", 6, "%.0f"},
-                         {field::time_s_median, "median us", 11, "%.2f", 1e6},
-                         {field::time_s_min, "min us", 11, "%.2f", 1e6},
-                         {field::time_s_max, "max us", 11, "%.2f", 1e6},
-                         {field::tops, "TOPS", 8},
-                         {field::dp4a_per_sm_per_clock, "dp4a/SM/clk", 11, "%.1f"},
-                         {field::fraction_of_measured_peak, "of peak", 7, "%.3f"},
-                         {field::input_sets, "sets", 4, "%.0f"},
-                         {field::checked_elements, "checked", 10, "%.0f"},
-                         {field::host_kept_ahead, "ahead", 5}});
+    print_rows(results, {{field::test, "test", -10}, {field::m, "M", 6, "%.0f"}, {field::n, "N", 6, "%.0f"},
+                     {field::k, "K", 6, "%.0f"}, {field::time_s_median, "median us", 11, "%.2f", 1e6},
+                     {field::time_s_min, "min us", 11, "%.2f", 1e6}, {field::time_s_max, "max us", 11, "%.2f", 1e6},
+                     {field::tops, "TOPS", 8}, {field::dp4a_per_sm_per_clock, "dp4a/SM/clk", 11, "%.1f"},
+                     {field::fraction_of_measured_peak, "of peak", 7, "%.3f"}, {field::input_sets, "sets", 4, "%.0f"},
+                     {field::checked_elements, "checked", 10, "%.0f"}, {field::host_kept_ahead, "ahead", 5}});
     Json config;
     config.set(field::test, kTestNames[int(o.test)]).set(field::warmup, o.run.timing.warmup);
     config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);

@@ -155,8 +155,6 @@ struct Case {
     std::string note;
 };
 
-bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) { return __builtin_mul_overflow(a, b, &out); }
-
 // ---- Command line ------------------------------------------------------------------------------------
 
 struct Options {
@@ -190,7 +188,7 @@ Options parse_args(int argc, char** argv) {
     cli.common(o.run).footer(
         "Layout: TN column-major (A stored K x M and transposed, B stored K x N), cuBLASLt's heuristic\n"
         "algorithm with a 32 MiB workspace.  int8 needs M and K to be multiples of 4 (other int8 cases are\n"
-        "skipped).  Progress and the table go to stderr, the JSON report to stdout (or --json PATH).\n");
+        "skipped).\n");
     cli.parse(argc, argv);
     if (o.precisions.empty()) add_precisions(o, "all");
     default_shapes(o.shapes);
@@ -262,8 +260,8 @@ bool make_plan(Case& c, const Context& ctx) {
     CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const std::uint64_t ws = kWorkspaceBytes;
     CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    cublasLtMatmulHeuristicResult_t results[kHeuristicRequest] =
-        {};  // (a std::vector of them crashes nvcc 13.0's -std=c++20 front end)
+    // An array: a std::vector of these crashes the front end of nvcc 13.0 under -std=c++20.
+    cublasLtMatmulHeuristicResult_t results[kHeuristicRequest] = {};
     int returned = 0;
     const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.lt, p.desc, p.a, p.b, p.d, p.d, pref,
                                                              kHeuristicRequest, results, &returned);
@@ -467,25 +465,17 @@ int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const st
         "elements vs CPU)\n\n",
         library_version_string(cublasLtGetVersion()).c_str(), o.run.timing.warmup_ms, o.run.timing.warmup,
         o.run.timing.repeats, static_cast<unsigned long long>(seed));
-    const std::vector<Column> shape = {{field::precision, "prec", -5},
-                                       {field::m, "M", 6, "%.0f"},
-                                       {field::n, "N", 6, "%.0f"},
-                                       {field::k, "K", 6, "%.0f"},
+    const std::vector<Column> shape = {{field::precision, "prec", -5}, {field::m, "M", 6, "%.0f"},
+                                       {field::n, "N", 6, "%.0f"}, {field::k, "K", 6, "%.0f"},
                                        {field::count, "count", 5, "%.0f"}};
     std::vector<Column> columns = shape;
-    columns.insert(columns.end(), {{field::input_sets, "sets", 4, "%.0f"},
-                                   {field::time_s_median, "median us", 10, "%.2f", 1e6},
-                                   {field::time_s_min, "min us", 10, "%.2f", 1e6},
-                                   {field::time_s_max, "max us", 10, "%.2f", 1e6},
-                                   {field::tflops, "T(FL)OPS", 9, "%.1f"},
-                                   {field::max_rel_error, "max rel", 9, "%.2e"},
-                                   {field::rel_l2_error, "rel l2", 9, "%.2e"},
-                                   {field::algo_heuristics, "algos", 5, "%.0f"},
-                                   {field::algo_id, "id", 4, "%.0f"},
-                                   {field::tile_id, "tile", 4, "%.0f"},
-                                   {field::host_kept_ahead, "ahead", 5},
-                                   {field::label, "label", -1},
-                                   {field::note, "note", -1}});
+    columns.insert(columns.end(),
+                   {{field::input_sets, "sets", 4, "%.0f"}, {field::time_s_median, "median us", 10, "%.2f", 1e6},
+                    {field::time_s_min, "min us", 10, "%.2f", 1e6}, {field::time_s_max, "max us", 10, "%.2f", 1e6},
+                    {field::tflops, "T(FL)OPS", 9, "%.1f"}, {field::max_rel_error, "max rel", 9, "%.2e"},
+                    {field::rel_l2_error, "rel l2", 9, "%.2e"}, {field::algo_heuristics, "algos", 5, "%.0f"},
+                    {field::algo_id, "id", 4, "%.0f"}, {field::tile_id, "tile", 4, "%.0f"},
+                    {field::host_kept_ahead, "ahead", 5}, {field::label, "label", -1}, {field::note, "note", -1}});
     print_rows(results, columns);
     if (!skipped.empty()) {
         std::fprintf(stderr, "\n  skipped:\n");
@@ -507,39 +497,30 @@ int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const st
 // ---- The run -----------------------------------------------------------------------------------------
 
 // Sizes in elements and bytes, int8's layout rules; returns what does not fit in `free_bytes` ("" if it does).
+// The sizes are counted in double first: a shape too large for memory is too large for 64 bits too.
 std::string size_case(Case& c, std::uint64_t free_bytes, int device) {
     const GemmShape& s = c.shape;
-    const std::uint64_t m = std::uint64_t(s.m), n = std::uint64_t(s.n), k = std::uint64_t(s.k),
-                        cnt = std::uint64_t(s.count);
-    bool overflow = mul_overflows(m, k, c.elems_a) || mul_overflows(c.elems_a, cnt, c.elems_a) ||
-                    mul_overflows(n, k, c.elems_b) || mul_overflows(c.elems_b, cnt, c.elems_b) ||
-                    mul_overflows(m, n, c.elems_d) || mul_overflows(c.elems_d, cnt, c.elems_d) ||
-                    mul_overflows(c.elems_a, c.spec->ab_bytes, c.bytes_a) ||
-                    mul_overflows(c.elems_b, c.spec->ab_bytes, c.bytes_b) ||
-                    mul_overflows(c.elems_d, c.spec->d_bytes, c.bytes_d);
-    std::uint64_t need = 0;
-    if (!overflow)
-        overflow = __builtin_add_overflow(round_up_256(c.bytes_a), round_up_256(c.bytes_b), &need) ||
-                   __builtin_add_overflow(need, round_up_256(c.bytes_d), &need) || need > (std::uint64_t{1} << 62);
-    if (c.spec->prec == Prec::int8) {
-        if (s.m % 4 != 0 || s.k % 4 != 0)
-            c.skip_reason = "int8 (cuBLASLt IMMA, TN column-major) needs M and K to be multiples of 4";
-        else if (s.k > (std::int64_t{1} << 24))
-            c.skip_reason = "int8 with K > 2^24: the int32 result of these inputs could reach the poison value";
-    }
-    if (!c.skip_reason.empty() || (!overflow && need <= free_bytes)) return {};
-    char buf[512];
-    if (overflow)
-        std::snprintf(buf, sizeof buf, "%s %s (from %s): its matrices are too large to count in bytes", c.spec->name,
-                      shape_text(s).c_str(), s.origin.c_str());
-    else
-        std::snprintf(buf, sizeof buf,
-                      "%s %s (from %s) needs %.1f MiB of device memory (A %.1f, B %.1f, D %.1f MiB), but only %.1f "
-                      "MiB are free on device %d after the 32 MiB workspace", c.spec->name, shape_text(s).c_str(),
-                      s.origin.c_str(), double(need) / double(kMiB), double(c.bytes_a) / double(kMiB),
-                      double(c.bytes_b) / double(kMiB), double(c.bytes_d) / double(kMiB),
+    const double a = double(s.m) * double(s.k) * double(s.count), b = double(s.n) * double(s.k) * double(s.count);
+    const double d = double(s.m) * double(s.n) * double(s.count);
+    const double need = (a + b) * c.spec->ab_bytes + d * c.spec->d_bytes + 3 * 256;
+    if (c.spec->prec == Prec::int8 && (s.m % 4 != 0 || s.k % 4 != 0))
+        c.skip_reason = "int8 (cuBLASLt IMMA, TN column-major) needs M and K to be multiples of 4";
+    else if (c.spec->prec == Prec::int8 && s.k > (std::int64_t{1} << 24))
+        c.skip_reason = "int8 with K > 2^24: the int32 result of these inputs could reach the poison value";
+    if (!c.skip_reason.empty()) return {};
+    if (need > double(free_bytes)) {
+        char buf[512];
+        std::snprintf(buf, sizeof buf, "%s %s (from %s) needs %.1f MiB of device memory (A %.1f, B %.1f, D %.1f MiB), "
+                      "but only %.1f MiB are free on device %d after the 32 MiB workspace", c.spec->name,
+                      shape_text(s).c_str(), s.origin.c_str(), need / double(kMiB), a * c.spec->ab_bytes / double(kMiB),
+                      b * c.spec->ab_bytes / double(kMiB), d * c.spec->d_bytes / double(kMiB),
                       double(free_bytes) / double(kMiB), device);
-    return buf;
+        return buf;
+    }
+    c.elems_a = std::uint64_t(a), c.elems_b = std::uint64_t(b), c.elems_d = std::uint64_t(d);
+    c.bytes_a = c.elems_a * c.spec->ab_bytes, c.bytes_b = c.elems_b * c.spec->ab_bytes;
+    c.bytes_d = c.elems_d * c.spec->d_bytes;
+    return {};
 }
 
 // The cases, precision by precision and shapes in command-line order; exits when one does not fit.

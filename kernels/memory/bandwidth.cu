@@ -228,7 +228,7 @@ Options parse_args(int argc, char** argv) {
         if (v != "f32" && v != "f64") usage_error("--dtype must be f32 or f64, got '" + std::string(v) + "'");
         o.f64 = v == "f64";
     });
-    cli.common(o.run).footer("The table goes to stderr, the JSON report to stdout (or --json PATH).\n");
+    cli.common(o.run);
     cli.parse(argc, argv);
     return o;
 }
@@ -311,14 +311,10 @@ int run(const Options& o, const DeviceInfo& dev) {
                  sizeof(T) == 4 ? "f32" : "f64", double(array_bytes) / double(kMiB), o.run.timing.warmup_ms,
                  o.run.timing.warmup, o.run.timing.repeats, static_cast<unsigned long long>(seed));
     std::fprintf(stderr, "  verified before timing: copy, scale, triad, memcpy_d2d (every element)\n\n");
-    print_rows(rows, {{field::kernel, "kernel", -11},
-                      {field::bytes_per_iteration, "bytes/iter", 14, "%.0f"},
-                      {field::median_s, "median us", 12, "%.2f", 1e6},
-                      {field::min_s, "min us", 12, "%.2f", 1e6},
-                      {field::max_s, "max us", 12, "%.2f", 1e6},
-                      {field::gb_per_s, "GB/s", 10, "%.1f"},
-                      {field::fraction_of_memcpy, "vs memcpy", 10, "%.3f"},
-                      {field::host_kept_ahead, "host ahead", 11}});
+    print_rows(rows, {{field::kernel, "kernel", -11}, {field::bytes_per_iteration, "bytes/iter", 14, "%.0f"},
+                  {field::median_s, "median us", 12, "%.2f", 1e6}, {field::min_s, "min us", 12, "%.2f", 1e6},
+                  {field::max_s, "max us", 12, "%.2f", 1e6}, {field::gb_per_s, "GB/s", 10, "%.1f"},
+                  {field::fraction_of_memcpy, "vs memcpy", 10, "%.3f"}, {field::host_kept_ahead, "host ahead", 11}});
     const Json head = report_head(tool::bandwidth, provenance(o.run, environment({"CUDA_VISIBLE_DEVICES"})), dev,
                                   config_json<T>(o, array_bytes, seed, grid));
     return write_report(o.run.json_path, Json(head).records(key::results, rows).text(0) + "\n");

@@ -152,8 +152,8 @@ Options parse_args(int argc, char** argv) {
     cli.common(o.run, false).option("--verbose", "", "progress lines on stderr even when it is not a terminal",
                                     [&o](std::string_view) { o.verbose = true; });
     cli.footer("algbw = S / time, busbw = algbw x (allreduce 2(n-1)/n; reducescatter, allgather (n-1)/n; broadcast,\n"
-               "reduce 1); GB/s = 1e9 bytes/s.  NCCL_NVLS_ENABLE is set to 0 unless already set.  Progress and the\n"
-               "table go to stderr, the JSON report to stdout (or --json PATH; use it when NCCL_DEBUG is set).\n");
+               "reduce 1); GB/s = 1e9 bytes/s.  NCCL_NVLS_ENABLE is set to 0 unless already set.  Use --json\n"
+               "when NCCL_DEBUG is set (NCCL logs to stdout).\n");
     cli.parse(argc, argv);
     if (o.ops.empty()) o.ops.assign(std::begin(roofplan::all_collectives), std::end(roofplan::all_collectives));
     if (o.sizes.empty()) add_sweep(o, "1MB:1GB");
@@ -537,16 +537,11 @@ int report(const Options& o, const RunInfo& info, const std::vector<Case>& cases
                  o.run.timing.warmup, o.run.timing.repeats, o.iters, static_cast<unsigned long long>(info.seed));
     std::vector<Json> results;
     for (const Case& c : cases) results.push_back(record(c, n));
-    print_rows(results, {{field::op, "op", -13},
-                         {field::bytes, "bytes", 12, "%.0f"},
-                         {field::count, "count", 11, "%.0f"},
-                         {field::time_s_median, "median us", 11, "%.2f", 1e6},
-                         {field::time_s_min, "min us", 11, "%.2f", 1e6},
-                         {field::time_s_max, "max us", 11, "%.2f", 1e6},
-                         {field::algbw_gbps, "algbw GB/s", 10},
-                         {field::busbw_gbps, "busbw GB/s", 10},
-                         {field::busbw_factor, "factor", 7, "%.3f"},
-                         {field::checked_elements, "checked", 10, "%.0f"},
+    print_rows(results, {{field::op, "op", -13}, {field::bytes, "bytes", 12, "%.0f"},
+                         {field::count, "count", 11, "%.0f"}, {field::time_s_median, "median us", 11, "%.2f", 1e6},
+                         {field::time_s_min, "min us", 11, "%.2f", 1e6}, {field::time_s_max, "max us", 11, "%.2f", 1e6},
+                         {field::algbw_gbps, "algbw GB/s", 10}, {field::busbw_gbps, "busbw GB/s", 10},
+                         {field::busbw_factor, "factor", 7, "%.3f"}, {field::checked_elements, "checked", 10, "%.0f"},
                          {field::host_kept_ahead, "ahead", 6}});
     Json prov =
         provenance(o.run, environment({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_DEVICE_MAX_CONNECTIONS",

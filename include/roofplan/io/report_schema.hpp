@@ -121,37 +121,47 @@ struct Convention {
 /// The conventions in each program's config (roofplan-nccl adds "launch": one process or MPI).
 namespace conventions {
 inline constexpr Convention gemm[] = {
-    {field::layout, "TN, CUBLASLT_ORDER_COL: A stored K x M (lda = K) with op(A) = T, B stored K x N (ldb = K), D M x N "
-                    "(ldd = M); alpha = 1, beta = 0, C = D; strided batch of count"},
-    {field::timing, "CUDA events between back-to-back runs on one stream behind a lead kernel; inputs rotate through "
-                    "input_sets copies of A and B so that (input_sets - 1)(|A| + |B|) >= 2 x L2 where memory allows"},
+    {field::layout,
+     "TN, CUBLASLT_ORDER_COL: A stored K x M (lda = K) with op(A) = T, B stored K x N (ldb = K), D M x N "
+     "(ldd = M); alpha = 1, beta = 0, C = D; strided batch of count"},
+    {field::timing,
+     "CUDA events between back-to-back runs on one stream behind a lead kernel; inputs rotate through "
+     "input_sets copies of A and B so that (input_sets - 1)(|A| + |B|) >= 2 x L2 where memory allows"},
     {field::rate, "tflops = 2 m n k count / time_s_median / 1e12 (tera-operations for int8: TOPS)"},
-    {field::error_measure, "max_rel_error = max |d - ref| / sum_k |a_k b_k| over the checked elements; rel_l2_error = "
-                           "||d - ref||_2 / ||ref||_2 over them; int8 exact"}};
+    {field::error_measure,
+     "max_rel_error = max |d - ref| / sum_k |a_k b_k| over the checked elements; rel_l2_error = "
+     "||d - ref||_2 / ||ref||_2 over them; int8 exact"}};
 inline constexpr Convention bandwidth[] = {
     {field::bytes_convention, "STREAM: copy and scale 2 arrays, triad 3 arrays, memcpy 2 arrays per iteration; GB = "
                               "1e9 bytes"}};
 inline constexpr Convention dp4a[] = {
-    {field::gemm_layout, "C (int32, M x N, row-major) = A (int8, M x K, row-major) . B^T, B stored N x K row-major (TN)"},
-    {field::gemm_kernel, "dp4a_gemm_kernel: 128 x 128 block tile, 256 threads, 8 x 8 int32 micro-tile per thread, "
-                         "64-byte K step, two shared-memory buffers, 16-byte global loads when K % 16 == 0"},
+    {field::gemm_layout,
+     "C (int32, M x N, row-major) = A (int8, M x K, row-major) . B^T, B stored N x K row-major (TN)"},
+    {field::gemm_kernel,
+     "dp4a_gemm_kernel: 128 x 128 block tile, 256 threads, 8 x 8 int32 micro-tile per thread, "
+     "64-byte K step, two shared-memory buffers, 16-byte global loads when K % 16 == 0"},
     {field::ops_convention, "one DP4A = 4 int8 multiply-adds = 8 operations; GEMM ops = 2 M N K"},
-    {field::timing, "CUDA events between back-to-back launches on one stream behind a lead kernel; GEMM inputs rotate "
-                    "through input_sets copies of A and B so that (input_sets - 1)(|A| + |B|) >= 2 x L2 where memory "
-                    "allows"}};
+    {field::timing,
+     "CUDA events between back-to-back launches on one stream behind a lead kernel; GEMM inputs rotate "
+     "through input_sets copies of A and B so that (input_sets - 1)(|A| + |B|) >= 2 x L2 where memory "
+     "allows"}};
 inline constexpr Convention nccl[] = {
-    {field::bytes, "S as nccl-tests counts it: the buffer for allreduce, broadcast, reduce; the total over ranks "
-                   "(recvcount x ranks x 4) for reducescatter; the output (sendcount x ranks x 4) for allgather"},
-    {field::bandwidth, "algbw_GBps = bytes / time_s_median / 1e9; busbw_GBps = algbw_GBps x busbw_factor (allreduce "
-                       "2(n-1)/n, reducescatter and allgather (n-1)/n, broadcast and reduce 1)"},
-    {field::timing, "per measurement: a lead kernel on every stream, a CUDA event on every stream, iters back-to-back "
-                    "collectives, an event on every stream; time = max over ranks of elapsed / iters; median, min and "
-                    "max over repeats measurements, after warmup collectives"},
-    {field::verification, "inputs m x 2^-k (m in [-8,-1] U [1,8], k in 0..3) from seeded SplitMix64 streams, receive "
-                          "buffers poisoned with NaN, one run compared exactly with a host reference: every element "
-                          "when bytes <= 64 MiB, else the first and last 1024 and 1000000 other distinct random "
-                          "positions of each checked rank's receive buffer; checked_elements counts over ranks (reduce: "
-                          "the root only)"}};
+    {field::bytes,
+     "S as nccl-tests counts it: the buffer for allreduce, broadcast, reduce; the total over ranks "
+     "(recvcount x ranks x 4) for reducescatter; the output (sendcount x ranks x 4) for allgather"},
+    {field::bandwidth,
+     "algbw_GBps = bytes / time_s_median / 1e9; busbw_GBps = algbw_GBps x busbw_factor (allreduce "
+     "2(n-1)/n, reducescatter and allgather (n-1)/n, broadcast and reduce 1)"},
+    {field::timing,
+     "per measurement: a lead kernel on every stream, a CUDA event on every stream, iters back-to-back "
+     "collectives, an event on every stream; time = max over ranks of elapsed / iters; median, min and "
+     "max over repeats measurements, after warmup collectives"},
+    {field::verification,
+     "inputs m x 2^-k (m in [-8,-1] U [1,8], k in 0..3) from seeded SplitMix64 streams, receive "
+     "buffers poisoned with NaN, one run compared exactly with a host reference: every element "
+     "when bytes <= 64 MiB, else the first and last 1024 and 1000000 other distinct random "
+     "positions of each checked rank's receive buffer; checked_elements counts over ranks (reduce: "
+     "the root only)"}};
 inline constexpr name nccl_launch_single = "one process, ncclCommInitAll over the first ranks visible devices; each "
                                            "collective one ncclGroupStart/End over all ranks",
                       nccl_launch_mpi = "MPI, one process per rank (mpirun), ncclCommInitRank with the unique id of "
