@@ -5,10 +5,12 @@
 
 #include "check.hpp"
 #include "random.hpp"
+#include "report.hpp"
 #include "timing.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <system_error>
@@ -61,6 +63,32 @@ inline std::vector<std::uint64_t> sample_positions(std::uint64_t total, std::vec
     } while (pos.size() < count);
     return pos;
 }
+
+// The errors of the checked elements against their references, as the reports give them: each |d - ref| / scale
+// (scale: the sum of |terms|, the size of its rounding error) within element_bound, ||d - ref|| / ||ref|| within
+// norm_limit (0 for both: exact).
+struct ErrorStats {
+    double element_bound = 0, norm_limit = 0;
+    std::uint64_t checked = 0;
+    double max_rel_error = 0, err2 = 0, ref2 = 0;
+
+    // Adds one element; false when it is over element_bound (a NaN always is).
+    bool add(double got, double ref, double scale) {
+        const double err = std::fabs(got - ref);
+        ++checked;
+        max_rel_error = std::max(max_rel_error, err / scale);
+        err2 += err * err;
+        ref2 += ref * ref;
+        return err / scale <= element_bound;
+    }
+    double rel_l2_error() const { return ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0; }
+    Json json() const {
+        Json j;
+        j.set(field::checked_elements, checked).set(field::max_rel_error, max_rel_error);
+        j.set(field::rel_l2_error, rel_l2_error()).set(field::element_bound, element_bound);
+        return j.set(field::norm_limit, norm_limit);
+    }
+};
 
 // Runs task(0) ... task(tasks - 1) on up to 32 host threads (on this one where no thread can be had).
 template <class Task>

@@ -167,9 +167,8 @@ struct Options {
 };
 
 struct Verify {
-    int checked = 0;
-    std::int64_t terms = 0;
-    double max_rel_error = 0, rel_l2_error = 0, element_bound = 0, norm_limit = 0;
+    std::int64_t terms = 0;  // products per output element (at most; padding and stride skip some)
+    ErrorStats e;
 };
 
 struct Record {
@@ -491,7 +490,7 @@ Verify verify(const Context& ctx, const Record& rec, const Seeds& seeds, const B
     if (const unsigned long long bad = count_bad(b.out, rec.prec->fmt, out.count(), ctx.d_bad, ctx.stream))
         verification_failed(rec, ": " + std::to_string(bad) + " of " + std::to_string(out.count()) +
                                      " output elements not written or not finite");
-    Verify v;  // products per output element (at most; padding and stride skip some)
+    Verify v;
     v.terms = rec.pass == Pass::forward    ? s.c * s.r * s.s
               : rec.pass == Pass::bwd_data ? s.k * s.r * s.s
                                            : s.n * s.p() * s.q();
@@ -510,29 +509,22 @@ Verify verify(const Context& ctx, const Record& rec, const Seeds& seeds, const B
     }
     const std::vector<float> got = gather(b.out, rec.prec->fmt, where, ctx.stream);
     const std::vector<Reference> refs = references(rec, seeds, coords);
-    v.checked = int(logical.size());
-    v.element_bound = rec.prec->element_bound(v.terms);
-    v.norm_limit = rec.prec->norm_limit(v.terms);
-    double err2 = 0, ref2 = 0;
+    v.e = ErrorStats{rec.prec->element_bound(v.terms), rec.prec->norm_limit(v.terms)};
     for (std::size_t i = 0; i < refs.size(); ++i) {
-        const double d = double(got[i]), r = refs[i].value, rel = std::fabs(d - r) / std::max(refs[i].abs_sum, 1e-30);
-        v.max_rel_error = std::max(v.max_rel_error, rel);
-        err2 += (d - r) * (d - r);
-        ref2 += r * r;
-        if (!(rel <= v.element_bound)) {
-            char buf[256];
-            std::snprintf(buf, sizeof buf, " element (%lld,%lld,%lld,%lld): got %.9g, expected %.9g (|error| / "
-                          "sum|terms| = %.3g > %.3g)", static_cast<long long>(coords[i][0]),
-                          static_cast<long long>(coords[i][1]), static_cast<long long>(coords[i][2]),
-                          static_cast<long long>(coords[i][3]), d, r, rel, v.element_bound);
-            verification_failed(rec, buf);
-        }
-    }
-    v.rel_l2_error = ref2 > 0 ? std::sqrt(err2 / ref2) : 0;
-    if (!(v.rel_l2_error <= v.norm_limit)) {
+        const double d = double(got[i]), r = refs[i].value, scale = std::max(refs[i].abs_sum, 1e-30);
+        if (v.e.add(d, r, scale)) continue;
         char buf[256];
-        std::snprintf(buf, sizeof buf, ": ||d - ref|| / ||ref|| = %.3g > %.3g over %d elements (algorithm %d, %s)",
-                      v.rel_l2_error, v.norm_limit, v.checked, rec.algo, rec.algo_math.c_str());
+        std::snprintf(buf, sizeof buf, " element (%lld,%lld,%lld,%lld): got %.9g, expected %.9g (|error| / "
+                      "sum|terms| = %.3g > %.3g)", static_cast<long long>(coords[i][0]), static_cast<long long>(coords[i][1]),
+                      static_cast<long long>(coords[i][2]), static_cast<long long>(coords[i][3]), d, r,
+                      std::fabs(d - r) / scale, v.e.element_bound);
+        verification_failed(rec, buf);
+    }
+    if (!(v.e.rel_l2_error() <= v.e.norm_limit)) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, ": ||d - ref|| / ||ref|| = %.3g > %.3g over %llu elements (algorithm %d, %s)",
+                      v.e.rel_l2_error(), v.e.norm_limit, static_cast<unsigned long long>(v.e.checked), rec.algo,
+                      rec.algo_math.c_str());
         verification_failed(rec, buf);
     }
     return v;
@@ -557,9 +549,7 @@ Json record(const Record& r) {
         .set(field::requested_math_type, math_type_name(r.prec->math));
     j.set(field::workspace_bytes, r.workspace).set(field::algos_offered, r.algos_offered);
     j.set(field::input_sets, r.input_sets).set(field::verified, true).set(field::all_elements_written, true);
-    j.set(field::checked_elements, r.v.checked).set(field::terms_per_element, r.v.terms);
-    j.set(field::max_rel_error, r.v.max_rel_error).set(field::rel_l2_error, r.v.rel_l2_error);
-    return j.set(field::element_bound, r.v.element_bound).set(field::norm_limit, r.v.norm_limit);
+    return j.set(field::terms_per_element, r.v.terms).merge(r.v.e.json());
 }
 
 std::string report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const std::vector<Record>& recs,

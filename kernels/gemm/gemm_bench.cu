@@ -133,12 +133,6 @@ struct Plan {
     long long algo_id = -1, tile_id = -1, stages_id = -1, splitk = -1, reduction_scheme = -1, cluster_shape_id = -1;
 };
 
-struct Verification {
-    std::uint64_t checked = 0;        // elements compared with the CPU reference
-    double max_rel_error = 0;         // max |d - ref| / sum |a b|
-    double rel_l2_error = 0;          // ||d - ref|| / ||ref|| over the checked elements
-    double element_bound = 0, norm_limit = 0;
-};
 
 struct Case {
     std::size_t index = 0;
@@ -148,7 +142,7 @@ struct Case {
     std::uint64_t bytes_a = 0, bytes_b = 0, bytes_d = 0;
     std::string skip_reason;  // non-empty: not run
     Plan plan;
-    Verification v;
+    ErrorStats v;
     Timing t;
     int input_sets = 1;
     double rate = 0;  // TFLOPS or TOPS
@@ -346,42 +340,35 @@ std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const s
                           const std::vector<unsigned char>& hd, const std::vector<std::uint64_t>& pos) {
     const PrecSpec& s = *c.spec;
     const std::uint64_t m = std::uint64_t(c.shape.m), n = std::uint64_t(c.shape.n), k = std::uint64_t(c.shape.k);
-    const double bound = s.element_bound(c.shape.k);
-    double max_rel = 0, err2 = 0, ref2 = 0;
+    c.v = ErrorStats{s.element_bound(c.shape.k), s.norm_limit(c.shape.k)};
     for (const std::uint64_t lin : pos) {
         const std::uint64_t batch = lin / (m * n), rest = lin % (m * n), j = rest / m, i = rest % m;
         const std::size_t a0 = std::size_t(batch * m * k + i * k), b0 = std::size_t(batch * n * k + j * k);
-        double ref = 0, abs_sum = 0;
+        double ref = 0, abs_sum = 0;  // abs_sum > 0: the inputs are never zero
         for (std::size_t kk = 0; kk < k; ++kk) {
             const double prod = value_at(ha.data(), a0 + kk, s.in) * value_at(hb.data(), b0 + kk, s.in);
             ref += prod;
             abs_sum += std::fabs(prod);
         }
         const double got = value_at(hd.data(), std::size_t(lin), s.out), err = std::fabs(got - ref);
-        const double rel = err / abs_sum;  // abs_sum > 0: the inputs are never zero
-        if (!(rel <= bound)) {
-            char buf[320];
-            if (bound == 0) std::snprintf(buf, sizeof buf, " is %.0f, expected %.0f [exact match required]", got, ref);
-            else
-                std::snprintf(buf, sizeof buf,
-                              " is %.9g, expected %.17g: |error| %.3g is %.3g x sum|a b| (%.6g), over the "
-                              "bound %.3g [relative tolerance exceeded]",
-                              got, ref, err, rel, abs_sum, bound);
-            return position_text(c, lin) + buf;
-        }
-        max_rel = std::max(max_rel, rel);
-        err2 += err * err;
-        ref2 += ref * ref;
+        if (c.v.add(got, ref, abs_sum)) continue;
+        char buf[320];
+        if (c.v.element_bound == 0)
+            std::snprintf(buf, sizeof buf, " is %.0f, expected %.0f [exact match required]", got, ref);
+        else
+            std::snprintf(buf, sizeof buf, " is %.9g, expected %.17g: |error| %.3g is %.3g x sum|a b| (%.6g), over the "
+                          "bound %.3g [relative tolerance exceeded]", got, ref, err, err / abs_sum, abs_sum,
+                          c.v.element_bound);
+        return position_text(c, lin) + buf;
     }
-    c.v = {pos.size(), max_rel, ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0, bound, s.norm_limit(c.shape.k)};
-    if (!(c.v.rel_l2_error <= c.v.norm_limit)) {
+    if (!(c.v.rel_l2_error() <= c.v.norm_limit)) {
         char buf[256];
         std::snprintf(buf, sizeof buf, "the norm-wise error ||d - ref|| / ||ref|| over %zu checked elements is %.3g, "
-                      "over the limit %.3g%s", pos.size(), c.v.rel_l2_error, c.v.norm_limit,
+                      "over the limit %.3g%s", pos.size(), c.v.rel_l2_error(), c.v.norm_limit,
                       s.prec == Prec::fp32 ? " (TF32 rounding gives about 3e-4)" : "");
         return buf;
     }
-    if (s.prec == Prec::tf32 && c.v.rel_l2_error < 2e-5 && c.shape.k < (1 << 20))
+    if (s.prec == Prec::tf32 && c.v.rel_l2_error() < 2e-5 && c.shape.k < (1 << 20))
         c.note = "the error is FP32-sized: the product shows no sign of TF32 rounding";
     return {};
 }
@@ -425,9 +412,7 @@ Json record(const Case& c) {
     const Plan& p = c.plan;
     Json j = shape_json(c);
     j.merge(timing_json(c.t)).set(field::tflops, c.rate).set(field::rate_unit, c.spec->rate_unit);
-    j.set(field::verified, true).set(field::checked_elements, c.v.checked).set(field::all_elements_written, true);
-    j.set(field::max_rel_error, c.v.max_rel_error).set(field::rel_l2_error, c.v.rel_l2_error);
-    j.set(field::element_bound, c.v.element_bound).set(field::norm_limit, c.v.norm_limit);
+    j.set(field::verified, true).set(field::all_elements_written, true).merge(c.v.json());
     j.set(field::algo_heuristics, p.heuristics).set(field::algo_index, 0).set(field::algo_id, p.algo_id);
     j.set(field::tile_id, p.tile_id).set(field::stages_id, p.stages_id).set(field::splitk, p.splitk);
     j.set(field::reduction_scheme, p.reduction_scheme).set(field::cluster_shape_id, p.cluster_shape_id);
@@ -570,7 +555,7 @@ int run(const Options& o, const DeviceInfo& dev) {
         verify_case(c, ctx, seed, o.samples);
         std::fprintf(stderr, "%s: verified %s %s: %llu elements checked, max rel error %.3g, rel l2 error %.3g\n",
                      g_program, c.spec->name, shape_text(c.shape).c_str(), static_cast<unsigned long long>(c.v.checked),
-                     c.v.max_rel_error, c.v.rel_l2_error);
+                     c.v.max_rel_error, c.v.rel_l2_error());
     }
     if (std::all_of(cases.begin(), cases.end(), [](const Case& c) { return !c.skip_reason.empty(); })) {
         std::fprintf(stderr, "%s: error: cuBLASLt offered an algorithm for none of the cases\n", g_program);
