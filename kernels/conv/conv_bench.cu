@@ -515,9 +515,9 @@ Verify verify(const Context& ctx, const Record& rec, const Seeds& seeds, const B
         if (v.e.add(d, r, scale)) continue;
         char buf[256];
         std::snprintf(buf, sizeof buf, " element (%lld,%lld,%lld,%lld): got %.9g, expected %.9g (|error| / "
-                      "sum|terms| = %.3g > %.3g)", static_cast<long long>(coords[i][0]), static_cast<long long>(coords[i][1]),
-                      static_cast<long long>(coords[i][2]), static_cast<long long>(coords[i][3]), d, r,
-                      std::fabs(d - r) / scale, v.e.element_bound);
+                      "sum|terms| = %.3g > %.3g)", static_cast<long long>(coords[i][0]),
+                      static_cast<long long>(coords[i][1]), static_cast<long long>(coords[i][2]),
+                      static_cast<long long>(coords[i][3]), d, r, std::fabs(d - r) / scale, v.e.element_bound);
         verification_failed(rec, buf);
     }
     if (!(v.e.rel_l2_error() <= v.e.norm_limit)) {

@@ -102,6 +102,21 @@ __device__ __forceinline__ int4 load_chunk(const std::int8_t* __restrict__ base,
     return v;
 }
 
+// The epilogue: a thread's 8 x 8 micro-tile (rows m + 0..3 and m + 64 + 0..3, columns n + 0..3 and n + 64 + 0..3)
+// with 16-byte stores (N is a multiple of 4, so a group of 4 columns is all inside or all outside).
+__device__ __forceinline__ void store_micro_tile(const int (&acc)[8][8], std::int32_t* __restrict__ c, int m, int n,
+                                                 int m_rows, int n_cols) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row_index = m + (i < 4 ? i : 64 + i - 4);
+        if (row_index >= m_rows) continue;
+        std::int32_t* row = c + std::size_t(row_index) * std::size_t(n_cols);
+        if (n < n_cols) *reinterpret_cast<int4*>(row + n) = make_int4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+        if (n + 64 < n_cols)
+            *reinterpret_cast<int4*>(row + n + 64) = make_int4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
+    }
+}
+
 // C = A . B^T: A is M x K int8 row-major, B is N x K int8 row-major, C is M x N int32 row-major.  M, N, K are
 // multiples of 4.  Grid: (ceil(N / 128), ceil(M / 128)); 256 threads.
 template <bool kVec16>
@@ -180,19 +195,7 @@ __global__ void __launch_bounds__(kGemmThreads, 2)
         __syncthreads();
     }
 
-    // Epilogue: 16-byte stores (N is a multiple of 4, so a group of 4 columns is all inside or all outside).
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const int m = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
-        if (m < m_rows) {
-            std::int32_t* row = c + std::size_t(m) * std::size_t(n_cols);
-            const int n_lo = n0 + tx * 4, n_hi = n0 + 64 + tx * 4;
-            if (n_lo < n_cols)
-                *reinterpret_cast<int4*>(row + n_lo) = make_int4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-            if (n_hi < n_cols)
-                *reinterpret_cast<int4*>(row + n_hi) = make_int4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
-        }
-    }
+    store_micro_tile(acc, c, m0 + ty * 4, n0 + tx * 4, m_rows, n_cols);
 }
 
 // ---- Host data -----------------------------------------------------------------------------------------
