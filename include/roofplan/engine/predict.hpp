@@ -10,6 +10,7 @@
 #include <roofplan/calibration/profile.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/engine/roofline.hpp>
+#include <roofplan/engine/program.hpp>
 #include <roofplan/engine/timeline.hpp>
 #include <roofplan/runtime/runtime.hpp>
 #include <roofplan/model/model.hpp>
@@ -20,6 +21,8 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <tuple>
 #include <string_view>
@@ -391,16 +394,27 @@ private:
     void simulate_step(const Roofline& roofline, const Device& device, const EfficiencyProfile& profile,
                        const PredictRequest& request, Prediction& out) const {
         const StepConfig step{request.precision, request.mode, request.optimizer};
-        LoweredStep lowered = lower(*model_, request.batch, step, request.runtime);
-        Timeline t = simulate(lowered.kernels, roofline, profile.host, true);
-        Totals totals;
-        for (const TimedKernel& k : t.kernels) {
-            const Phase phase = k.kernel.part == StepPart::forward     ? Phase::forward
-                                : k.kernel.part == StepPart::optimizer ? Phase::optimizer
-                                : k.kernel.weight_gradient()           ? Phase::backward_weight
-                                                                       : Phase::backward_data;
-            totals.phase[static_cast<std::size_t>(phase)] += k.time.total_s;
+        std::vector<std::string> fallbacks;
+        std::vector<Kernel> kernels;
+        if (request.runtime == Runtime::eager) {  // lowered once per settings, evaluated at the batch
+            const Program& program = program_for(step);
+            program.at(request.batch, kernels);
+            fallbacks = program.fallbacks();
+        } else {
+            LoweredStep lowered = lower(*model_, request.batch, step, request.runtime);
+            kernels = std::move(lowered.kernels);
+            fallbacks = std::move(lowered.fallbacks);
         }
+        Timeline t = simulate(kernels, roofline, profile.host, request.per_layer || request.kernels);
+        Totals totals;
+        totals.phase[static_cast<std::size_t>(Phase::forward)] = t.part_s[0];
+        totals.phase[static_cast<std::size_t>(Phase::optimizer)] = t.part_s[2];
+        totals.phase[static_cast<std::size_t>(Phase::backward_data)] = t.part_s[1];
+        for (const TimedKernel& k : t.kernels)  // the backward's weight-gradient kernels, when kept
+            if (k.kernel.part == StepPart::backward && k.kernel.weight_gradient()) {
+                totals.phase[static_cast<std::size_t>(Phase::backward_weight)] += k.time.total_s;
+                totals.phase[static_cast<std::size_t>(Phase::backward_data)] -= k.time.total_s;
+            }
         totals.flops = t.flops;
         totals.bytes = t.bytes;
         finish(totals, t.step_s, device, profile, request, out);
@@ -409,7 +423,7 @@ private:
         out.gpu_idle_s = t.gpu_idle_s;
         out.host_s = t.host_s;
         out.class_time_s = t.class_s;
-        out.fallbacks = std::move(lowered.fallbacks);
+        out.fallbacks = std::move(fallbacks);
         out.bound = step_bound(t);
         if (request.per_layer) {
             out.layers = kernel_layers(t);
@@ -422,12 +436,20 @@ private:
         if (request.kernels) out.kernels = std::move(t.kernels);
     }
 
+    /// The eager program of these settings, lowered on first use (a Predictor's copies share the cache).
+    const Program& program_for(const StepConfig& step) const {
+        const std::lock_guard<std::mutex> lock(cache_->mutex);
+        for (const auto& [key, program] : cache_->programs)
+            if (key.precision == step.precision && key.mode == step.mode && key.optimizer == step.optimizer) return *program;
+        cache_->programs.emplace_back(step, std::make_unique<Program>(*model_, step, Runtime::eager));
+        return *cache_->programs.back().second;
+    }
+
     /// The bound of a simulated step: the host when the GPU waits for it more than a third of the step, else
     /// what bounds most of the GPU time.
     static StepBound step_bound(const Timeline& t) {
         if (t.gpu_idle_s > t.step_s / 3) return StepBound::host;
-        std::array<double, 3> by{};
-        for (const TimedKernel& k : t.kernels) by[static_cast<std::size_t>(k.time.bound)] += k.time.total_s;
+        const std::array<double, 3>& by = t.bound_s;
         const auto most = static_cast<std::size_t>(std::max_element(by.begin(), by.end()) - by.begin());
         return most == 0 ? StepBound::compute : most == 1 ? StepBound::memory : StepBound::latency;
     }
@@ -521,6 +543,11 @@ private:
     }
 
     const Model* model_;
+    struct ProgramCache {
+        std::mutex mutex;
+        std::vector<std::pair<StepConfig, std::unique_ptr<Program>>> programs;
+    };
+    std::shared_ptr<ProgramCache> cache_ = std::make_shared<ProgramCache>();
     std::vector<Item> kinds_;            ///< distinct items
     std::vector<double> multiplicity_;   ///< how often each distinct item occurs
     std::vector<Placed> items_;          ///< every item, in model order

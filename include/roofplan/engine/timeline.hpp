@@ -33,6 +33,7 @@ struct Timeline {
     std::size_t kernel_count = 0;
     std::array<double, kernel_class_count> class_s{};  ///< GPU time per kernel class
     std::array<double, 3> part_s{};                    ///< GPU time per step part (forward, backward, optimizer)
+    std::array<double, 3> bound_s{};                   ///< GPU time of compute-, memory- and latency-bound kernels
     double flops = 0, bytes = 0;
     std::vector<TimedKernel> kernels;                  ///< filled when asked for
 };
@@ -74,6 +75,7 @@ inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roo
         out.gpu_busy_s += t.total_s;
         out.class_s[static_cast<std::size_t>(k.kind)] += t.total_s;
         out.part_s[static_cast<std::size_t>(k.part)] += t.total_s;
+        out.bound_s[static_cast<std::size_t>(t.bound)] += t.total_s;
         out.flops += t.flops;
         out.bytes += t.bytes;
         if (keep_kernels) out.kernels.push_back({k, t, cpu, start});

@@ -201,14 +201,28 @@ constexpr Kernel gemm_kernel(HostOp host, std::string_view what, double m, doubl
     return g;
 }
 
-/// Launches of one multi-tensor (foreach) operation over `tensors` parameter tensors holding `elements` in all,
-/// with `lists` tensor lists per call: PyTorch's multi_tensor_apply packs at most depth_limit[lists] tensors and
-/// 320 chunks of 65,536 elements into one launch (aten/src/ATen/native/cuda/MultiTensorApply.cuh).
-constexpr double foreach_launches(double tensors, double chunks, int lists) {
+/// Launches of one multi-tensor (foreach) operation over tensors of the given chunk counts (65,536 elements a
+/// chunk) with `lists` tensor lists per call, as PyTorch's multi_tensor_apply packs them
+/// (aten/src/ATen/native/cuda/MultiTensorApply.cuh): a launch goes when it holds depth_limit[lists] tensors or 320
+/// chunks or at the last chunk; a tensor cut by a launch stays loaded for the next one.
+inline double foreach_launches(const std::vector<double>& tensor_chunks, int lists) {
     constexpr std::array<double, 6> depth_limit{110, 110, 64, 48, 36, 30};
-    const double by_tensors = std::ceil(tensors / depth_limit[static_cast<std::size_t>(std::clamp(lists, 1, 5))]);
-    const double by_chunks = std::ceil(chunks / 320.0);
-    return std::max({1.0, by_tensors, by_chunks});
+    const double max_tensors = depth_limit[static_cast<std::size_t>(std::clamp(lists, 1, 5))];
+    double launches = 0, tensors = 0, chunks = 0;
+    for (std::size_t t = 0; t < tensor_chunks.size(); ++t) {
+        tensors += 1;
+        const double n = tensor_chunks[t];
+        for (double c = 0; c < n; ++c) {
+            chunks += 1;
+            const bool last = t + 1 == tensor_chunks.size() && c + 1 == n;
+            if (tensors == max_tensors || chunks == 320 || last) {
+                launches += 1;
+                chunks = 0;
+                tensors = c + 1 == n ? 0 : 1;
+            }
+        }
+    }
+    return std::max(1.0, launches);
 }
 
 }  // namespace runtime_detail

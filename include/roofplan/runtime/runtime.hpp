@@ -26,11 +26,11 @@ namespace runtime_detail {
 /// Parameter tensors of a layer (count, and chunks of 65,536 elements for multi_tensor_apply).
 struct ParameterTensors {
     double tensors = 0;
-    double chunks = 0;
+    std::vector<double> chunks;  ///< per tensor, in the model's parameter order
     void add(double numel) {
         if (numel <= 0) return;
         tensors += 1;
-        chunks += std::ceil(numel / 65536.0);
+        chunks.push_back(std::ceil(numel / 65536.0));
     }
 };
 inline void parameter_tensors(const AnyLayer& layer, ParameterTensors& p) {
@@ -64,7 +64,7 @@ inline void parameter_tensors(const AnyLayer& layer, ParameterTensors& p) {
 /// over `lists` tensor lists.
 inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std::string_view what, int lists,
                        double reads, double writes, double flops, bool first) {
-    const double launches = foreach_launches(p.tensors, p.chunks, lists);
+    const double launches = foreach_launches(p.chunks, lists);
     for (double i = 0; i < launches; ++i) {
         Kernel k = stream_kernel(KernelClass::optimizer, i == 0 ? HostOp::optimizer : HostOp::none, what,
                                  4 * reads * params / launches, 4 * writes * params / launches, flops * params / launches);
