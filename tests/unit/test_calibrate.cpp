@@ -259,7 +259,9 @@ TEST_CASE("convolution calibration errors: layout, pass, precision, profile fact
     r["precision"] = "int8";  // cuDNN INT8 convolutions do not train
     CHECK_THROWS_WITH_AS(conv_sample(r), doctest::Contains("unknown precision 'int8'"), invalid_argument);
     r["precision"] = "bf16";
-    CHECK_THROWS_WITH_AS(calibration::fit(Measurements{{}, {}, {conv_sample(r)}, {}, {}, {}, {}}, d, "chwn"),
+    Measurements convs;
+    convs.conv = {conv_sample(r)};
+    CHECK_THROWS_WITH_AS(calibration::fit(convs, d, "chwn"),
                          doctest::Contains("expected nhwc or nchw"), invalid_argument);
     r["k"] = -4;
     CHECK_THROWS_WITH_AS(conv_sample(r), doctest::Contains(".results[0].k: expected an integer"), invalid_argument);

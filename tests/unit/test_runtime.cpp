@@ -126,8 +126,17 @@ TEST_CASE("runtime errors and fallbacks are stated") {
 TEST_CASE("kernel-class fit recovers a known curve; host fit recovers known costs") {
     const Device& d = find_device("h200");
     std::vector<OperatorSample> samples;
-    for (double bytes : {1e5, 1e6, 1e7, 1e8, 1e9})
-        samples.push_back({"relu", "fwd", "bf16", "contiguous", "", bytes, bytes / 2, 1, 2.5e-6 + bytes / (0.8 * 4.8e12)});
+    for (double bytes : {1e5, 1e6, 1e7, 1e8, 1e9}) {
+        OperatorSample s;
+        s.op = "relu";
+        s.pass = "fwd";
+        s.dtype = "bf16";
+        s.layout = "contiguous";
+        s.bytes = bytes;
+        s.numel = bytes / 2;
+        s.seconds = 2.5e-6 + bytes / (0.8 * 4.8e12);
+        samples.push_back(s);
+    }
     EfficiencyProfile p = default_profile(d);
     const auto fits = calibration::fit_kernel_classes(samples, d, p);
     REQUIRE(fits.size() == 1);

@@ -395,7 +395,7 @@ private:
                        const PredictRequest& request, Prediction& out) const {
         const StepConfig step{request.precision, request.mode, request.optimizer};
         std::vector<std::string> fallbacks;
-        std::vector<Kernel> kernels;
+        thread_local std::vector<Kernel> kernels;  // reused: a sweep allocates the step's kernels once per thread
         if (request.runtime == Runtime::eager) {  // lowered once per settings, evaluated at the batch
             const Program& program = program_for(step);
             program.at(request.batch, kernels);
