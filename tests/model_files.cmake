@@ -2,8 +2,8 @@
 # torch's own counts, malformed inputs.  Included from tests/CMakeLists.txt.
 add_executable(roofplan-model-file-tests unit/test_model_files.cpp unit/test_conv_transpose.cpp)
 target_link_libraries(roofplan-model-file-tests PRIVATE roofplan_doctest_main roofplan::roofplan roofplan_warnings)
-if(TARGET roofplan::onnx)
-    target_link_libraries(roofplan-model-file-tests PRIVATE roofplan::onnx)
+if(TARGET roofplan::onnx)  # the tests build graphs with ONNX's own protobuf types
+    target_link_libraries(roofplan-model-file-tests PRIVATE roofplan::onnx onnx onnx_proto protobuf::libprotobuf)
 endif()
 target_compile_definitions(roofplan-model-file-tests PRIVATE ROOFPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_test(NAME model_files.unit COMMAND roofplan-model-file-tests)

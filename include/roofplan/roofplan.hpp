@@ -6,7 +6,7 @@
 #include <roofplan/device/catalog.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/engine/predict.hpp>
-#include <roofplan/engine/profile.hpp>
+#include <roofplan/calibration/profile.hpp>
 #include <roofplan/models/zoo.hpp>
 #include <roofplan/plan/plan.hpp>
 #include <roofplan/plan/scaling.hpp>

@@ -6,6 +6,8 @@
 #include <roofplan/layers/layer.hpp>
 #if defined(ROOFPLAN_HAS_ONNX)
 #include <roofplan/io/onnx.hpp>
+
+#include <onnx/onnx_pb.h>
 #endif
 
 #include <string>

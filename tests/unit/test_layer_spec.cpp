@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <type_traits>
+#include <vector>
 
 using namespace roofplan;
 using io::parse_layer_spec;
@@ -123,7 +125,7 @@ TEST_CASE("layer spec: errors say what was wrong and what is accepted") {
     const std::string kind = error_of("conv3d cin=1");
     CHECK(contains(kind, "unknown layer kind 'conv3d'"));
     CHECK(contains(kind, "did you mean conv2d"));
-    CHECK(contains(kind, "accepted: conv2d, linear, attention"));
+    CHECK(contains(kind, "accepted: linear, conv2d, attention"));
     const std::string key = error_of("conv2d cin=64 cout=64 kernal=3 h=56 w=56");
     CHECK(contains(key, "unknown key 'kernal'"));
     CHECK(contains(key, "did you mean kernel"));
@@ -146,4 +148,84 @@ TEST_CASE("layer spec: errors say what was wrong and what is accepted") {
     CHECK(contains(error_of("relu shape=1x2x3x4x5"), "has 5 dimensions"));
     CHECK(contains(error_of("relu"), "missing shape"));
     CHECK(contains(error_of("linear in=4 out=2 =3"), "no key before '='"));
+}
+
+TEST_CASE("layer spec: GRU, ConvTranspose2D, MatMul and the elementwise layers are specs too") {
+    // torch.nn.GRU(32, 8, num_layers=2, bidirectional=True): 2·(3h(in+h) + 6h) + 2·(3h(2h+h) + 6h)
+    const AnyLayer gru = parse_layer_spec("gru in=32 hidden=8 seq=10 layers=2 bidirectional");
+    REQUIRE(std::holds_alternative<GRU>(gru));
+    CHECK(params(gru) == 2 * (3 * 8 * (32 + 8) + 6 * 8) + 2 * (3 * 8 * (16 + 8) + 6 * 8));
+    CHECK(output_shape(gru) == Shape{10, 16});
+    // The ConvTranspose2D doc comment's example: 16·8·16 + 8 parameters, 8x16x16 out.
+    const AnyLayer up = parse_layer_spec("conv_transpose2d cin=16 cout=8 k=4 s=2 p=1 h=8 w=8");
+    CHECK(params(up) == 2056);
+    CHECK(output_shape(up) == Shape{8, 16, 16});
+    CHECK(output_shape(parse_layer_spec("conv_transpose2d cin=4 cout=4 k=3 s=2 p=1 op=1 h=5 w=5")) == Shape{4, 10, 10});
+    CHECK(forward_macs(parse_layer_spec("matmul count=12 m=128 k=64 n=128")).value() == 12LL * 128 * 64 * 128);
+    CHECK(std::get<Dropout>(parse_layer_spec("dropout shape=128x768 p=0.1")).config().probability == 0.1);
+    CHECK(forward_flops(parse_layer_spec("add shape=8x8 inputs=3")).value() == 2 * 64);
+    CHECK(output_shape(parse_layer_spec("flatten shape=512x7x7")) == Shape{512 * 49});
+    CHECK(params(parse_layer_spec("additive_attention queries=50 memory=50 units=1024 width=1024")) == 2049);
+    CHECK(params(parse_layer_spec("linear in=768 out=50257 tied")) == 0);
+    CHECK(contains(error_of("dropout shape=4 p=1.5"), "p=1.5 is out of range; accepted: a number in [0, 1)"));
+    CHECK(contains(error_of("dropout shape=4 p=x"), "p='x' is not a number"));
+    CHECK(contains(error_of("gru in=3 hidden=4"), "gru: missing seq (time steps)"));
+}
+
+namespace {
+/// A spec that gives every field of `layer` from its description (the layer written out as a spec).
+template <class L>
+std::string spec_of(const L& layer) {
+    constexpr auto description = L::describe();
+    std::string spec(description.type_of(layer.config()));
+    for (const auto& field : description.fields)
+        layers::visit_member<description.member_types()>(field.member, [&]<class T>(T L::Config::*member) {
+            const T& value = layer.config().*member;
+            spec += " " + std::string(field.key) + "=";
+            if constexpr (std::same_as<T, std::int64_t>) spec += std::to_string(value);
+            else if constexpr (std::same_as<T, Extent2>)
+                spec += std::to_string(value.h) + "x" + std::to_string(value.w);
+            else if constexpr (std::same_as<T, bool>) spec += value ? "1" : "0";
+            else if constexpr (std::same_as<T, double>) spec += std::to_string(value);
+            else spec += value.to_string();
+        });
+    return spec;
+}
+}  // namespace
+
+TEST_CASE("layer spec: every layer of the zoo, written as a spec from its field table, reads back the same") {
+    for (const auto& entry : models::zoo()) {
+        const Model m = entry.build();
+        for (const Node& node : m.nodes()) {
+            const std::string spec = std::visit([](const auto& l) { return spec_of(l); }, node.layer);
+            CAPTURE(spec);
+            const AnyLayer back = parse_layer_spec(spec);
+            CHECK(back.index() == node.layer.index());
+            CHECK(type_label(back) == type_label(node.layer));
+            for (Pass p : {Pass::forward, Pass::backward_data, Pass::backward_weight})
+                CHECK(roofplan::detail::same_cost(cost(back, p, 3), cost(node.layer, p, 3)));
+        }
+    }
+}
+
+TEST_CASE("field tables: one owner per type name, keys unique within a layer, defaults from the Config") {
+    const std::vector<std::string_view> types = layer_type_names();
+    for (std::size_t i = 0; i < types.size(); ++i)
+        for (std::size_t j = i + 1; j < types.size(); ++j) CHECK(types[i] != types[j]);
+    for_each_layer_type([]<class L>(std::type_identity<L>) {
+        constexpr auto description = L::describe();
+        CAPTURE(description.types[0]);
+        std::vector<std::string_view> keys;
+        for (const auto& field : description.fields) {
+            keys.push_back(field.key);
+            if (!field.name.empty()) keys.push_back(field.name);
+            CHECK(!field.meaning.empty());
+        }
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            for (std::size_t j = i + 1; j < keys.size(); ++j) CHECK(keys[i] != keys[j]);
+        for (std::size_t kind = 0; kind < description.types.size(); ++kind)
+            CHECK(description.type_of(description.defaults(kind)) == description.types[kind]);
+    });
+    CHECK(Conv2D::describe().fields[1].file_key() == "out_channels");
+    CHECK(Conv2D::describe().fields[4].min == 0);  // padding
 }

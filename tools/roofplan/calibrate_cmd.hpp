@@ -3,8 +3,10 @@
 
 #include "options.hpp"
 
-#include <roofplan/io/calibrate.hpp>
-#include <roofplan/io/suite.hpp>
+#include <roofplan/calibration/fit.hpp>
+#include <roofplan/io/json.hpp>
+#include <roofplan/io/operators.hpp>
+#include <roofplan/io/reports.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -28,7 +30,7 @@ struct CalibrateOptions {
 
 inline void add_calibrate_options(CLI::App* app, CalibrateOptions& o) {
     add_device_options(app, o.devices);
-    app->add_option("results", o.files, "roofplan-gemm / roofplan-bandwidth JSON reports")->required();
+    app->add_option("results", o.files, "roofplan-gemm / -bandwidth / -conv / -nccl / -ops JSON reports")->required();
     app->add_option("-o,--output", o.output, "Write the profile (schema roofplan-profile/1) here");
     app->add_option("--device,-d", o.device, "Catalog device (default: from the reports' GPU name)");
     app->add_option("--system", o.system, "System the roofplan-nccl reports were measured on (fits its links)");
@@ -37,96 +39,135 @@ inline void add_calibrate_options(CLI::App* app, CalibrateOptions& o) {
     app->add_flag("--csv", o.csv, "Print the fit summary as CSV (RFC 4180, raw numbers)");
 }
 
-inline int run_calibrate(const CalibrateOptions& o) {
-    std::vector<std::pair<std::string, json>> reports, nccl;
-    std::string device_id = o.device;
-    std::vector<Device> suite_devices;  // runner suites (roofplan-bench) may describe their own device (the host)
+/// What the command fits: the micro-benchmarks of one GPU and the NCCL runs of one system, read into samples.
+struct CalibrateInputs {
+    Measurements micro;  ///< GEMM, bandwidth and convolution samples, with their reports as sources
+    bool has_micro = false;  ///< a GEMM, bandwidth, convolution or DP4A report was given (DP4A is read, not fitted)
+    std::vector<CollectiveSample> nccl;
+    std::vector<std::string> nccl_files;
+    std::string device_id;
+    std::vector<Device> suite_devices;  ///< runner suites (roofplan-bench) may describe their own device (the host)
+};
+
+inline std::string catalog_id_of(const std::string& gpu_name) {
+    const auto id = io::device_id_of_gpu_name(gpu_name);
+    if (!id) fail("cannot tell which catalog device '", gpu_name, "' is; pass --device");
+    return *id;
+}
+
+inline CalibrateInputs read_calibrate_inputs(const CalibrateOptions& o) {
+    namespace tool = io::report_names::tool;
+    CalibrateInputs in;
+    in.device_id = o.device;
     for (const std::string& file : o.files) {
         const json whole = io::parse(io::read_text(file), file);
         if (const auto d = io::suite_device(file, whole)) {
-            suite_devices.push_back(*d);
-            if (device_id.empty()) device_id = std::string(d->id.view());
+            in.suite_devices.push_back(*d);
+            if (in.device_id.empty()) in.device_id = std::string(d->id.view());
         }
-        for (auto [f, j] : io::expand_reports(file, whole)) {
-            if (j.is_object() && j.value("tool", std::string()) == "roofplan-nccl") {
-                nccl.emplace_back(f, std::move(j));
+        if (whole.is_object() && whole.value("tool", std::string()) == "roofplan-ops") {  // framework operators
+            append(in.micro, io::operator_report(whole, file));
+            in.has_micro = true;
+            const json* prov = whole.contains("provenance") ? &whole.at("provenance") : nullptr;
+            if (in.device_id.empty() && prov && prov->is_object() && prov->contains("device") && prov->at("device").is_string())
+                in.device_id = catalog_id_of(prov->at("device").get<std::string>());
+            continue;
+        }
+        const std::vector<io::Report> reports = io::read_reports(file, whole);
+        io::require_tools(reports, {tool::gemm, tool::conv, tool::bandwidth, tool::nccl, tool::dp4a});
+        for (const io::Report& r : reports) {
+            if (r.tool == tool::nccl) {
+                in.nccl.insert(in.nccl.end(), r.samples.collectives.begin(), r.samples.collectives.end());
+                in.nccl_files.push_back(r.file);
                 continue;
             }
-            if (device_id.empty() && j.is_object() && j.contains("provenance") && j.at("provenance").contains("device"))
-                device_id = io::device_from_report_name(j.at("provenance").at("device").value("name", std::string()));
-            reports.emplace_back(f, std::move(j));
+            in.has_micro = true;
+            if (in.device_id.empty() && !r.device_name.empty()) in.device_id = catalog_id_of(r.device_name);
+            if (r.tool != tool::dp4a) append(in.micro, r.samples);
         }
     }
+    return in;
+}
+
+/// The rows of the fit summary and the profile document being written.
+struct CalibrateResult {
     json out = {{"schema", "roofplan-profile/1"}};
-    Table t({"fitted", "samples", "efficiency", "default", "fixed", "median error", "worst error"},
-            {false, true, true, true, true, true, true});
+    Table table{{"fitted", "samples", "efficiency", "default", "fixed", "median error", "worst error"},
+                {false, true, true, true, true, true, true}};
     std::vector<std::string> sources;
     std::string device_text;
-    if (!reports.empty()) {
-        if (device_id.empty()) fail("the reports name no GPU; pass --device");
-        DeviceCatalog catalog = o.devices.catalog();
-        for (const Device& d : suite_devices) catalog.add(d, "suite report");
-        const Device& device = catalog.find(device_id);
-        const io::Calibration c = io::calibrate(reports, device);
-        out = io::calibration_json(c);
-        sources = c.sources;
-        device_text = std::string(device.id.view());
-        const EfficiencyProfile defaults = default_profile(device);
-        for (const io::FitQuality& q : c.quality) {
-            double before = defaults.memory;
-            for (MathClass m : all_math_classes)
-                if (to_string(m) == q.what) before = defaults.gemm_efficiency(m);
-            const bool conv = q.what.rfind("conv.", 0) == 0;  // "conv.bf16_tensor (nhwc)": a factor, no fixed cost
-            if (conv) before = defaults.conv;
-            t.add({q.what, {std::to_string(q.samples), q.samples}, {fixed(q.value, 3), q.value},
-                   {fixed(before, 3), before},
-                   q.what == "memory" || conv ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
-                   {fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error},
-                   {fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error}});
-        }
+};
+
+inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, CalibrateResult& r) {
+    if (in.device_id.empty()) fail("the reports name no GPU; pass --device");
+    DeviceCatalog catalog = o.devices.catalog();
+    for (const Device& d : in.suite_devices) catalog.add(d, "suite report");
+    const Device& device = catalog.find(in.device_id);
+    const calibration::Calibration c = calibration::fit(in.micro, device);
+    r.out = io::calibration_json(c);
+    r.sources = c.sources;
+    r.device_text = std::string(device.id.view());
+    const EfficiencyProfile defaults = default_profile(device);
+    for (const calibration::FitQuality& q : c.quality) {
+        double before = defaults.memory;
+        for (MathClass m : all_math_classes)
+            if (to_string(m) == q.what) before = defaults.gemm_efficiency(m);
+        const bool conv = q.what.rfind("conv.", 0) == 0;  // "conv.bf16_tensor (nhwc)": a factor, no fixed cost
+        if (conv) before = defaults.conv;
+        r.table.add({q.what, {std::to_string(q.samples), q.samples}, {fixed(q.value, 3), q.value},
+                     {fixed(before, 3), before},
+                     q.what == "memory" || conv ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
+                     {fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error},
+                     {fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error}});
     }
-    if (!nccl.empty()) {
-        if (o.system.empty()) fail("roofplan-nccl reports need --system (the machine they ran on)");
-        const System& s = find_system(o.system);
-        const io::LinkCalibration lc = io::calibrate_links(nccl, s, parse_bytes(o.min_bytes));
-        out["links"] = io::to_json(lc.links);
-        out["links_system"] = s.id.view();
-        if (!out.contains("fit")) out["fit"] = json::array();
-        out["fit"].push_back({{"what", lc.quality.what}, {"samples", lc.quality.samples},
-                              {"efficiency", lc.links.eff(lc.kind)}, {"latency_s", lc.links.latency(lc.kind)},
-                              {"base_s", lc.links.base_s}, {"median_rel_error", lc.quality.median_rel_error},
-                              {"worst_rel_error", lc.quality.worst_rel_error}});
-        for (const std::string& f : lc.sources) sources.push_back(f + " (roofplan-nccl)");
-        const LinkParameters defaults;
-        t.add({lc.quality.what + " (base " + seconds_text(lc.links.base_s) + ", step " +
-                   seconds_text(lc.links.latency(lc.kind)) + ")",
-               {std::to_string(lc.quality.samples), lc.quality.samples},
-               {fixed(lc.links.eff(lc.kind), 3), lc.links.eff(lc.kind)},
-               {fixed(defaults.eff(lc.kind), 3), defaults.eff(lc.kind)}, {seconds_text(lc.links.base_s), lc.links.base_s},
-               {fixed(100 * lc.quality.median_rel_error, 1) + "%", lc.quality.median_rel_error},
-               {fixed(100 * lc.quality.worst_rel_error, 1) + "%", lc.quality.worst_rel_error}});
-        if (device_text.empty()) device_text = std::string(s.id.view());
-        out["sources"] = sources;
-        out["note"] = "fitted to micro-benchmarks only; never to end-to-end results";
-    }
+}
+
+inline void fit_nccl(const CalibrateOptions& o, const CalibrateInputs& in, CalibrateResult& r) {
+    if (o.system.empty()) fail("roofplan-nccl reports need --system (the machine they ran on)");
+    const System& s = find_system(o.system);
+    const calibration::LinkCalibration lc = calibration::fit_links(in.nccl, s, parse_bytes(o.min_bytes));
+    const calibration::FitQuality& q = lc.quality;
+    r.out["links"] = io::to_json(lc.links);
+    r.out["links_system"] = s.id.view();
+    if (!r.out.contains("fit")) r.out["fit"] = json::array();
+    r.out["fit"].push_back({{"what", q.what}, {"samples", q.samples}, {"efficiency", lc.links.eff(lc.kind)},
+                            {"latency_s", lc.links.latency(lc.kind)}, {"base_s", lc.links.base_s},
+                            {"median_rel_error", q.median_rel_error}, {"worst_rel_error", q.worst_rel_error}});
+    for (const std::string& f : in.nccl_files) r.sources.push_back(f + " (roofplan-nccl)");
+    const LinkParameters defaults;
+    r.table.add({q.what + " (base " + seconds_text(lc.links.base_s) + ", step " + seconds_text(lc.links.latency(lc.kind)) + ")",
+                 {std::to_string(q.samples), q.samples}, {fixed(lc.links.eff(lc.kind), 3), lc.links.eff(lc.kind)},
+                 {fixed(defaults.eff(lc.kind), 3), defaults.eff(lc.kind)}, {seconds_text(lc.links.base_s), lc.links.base_s},
+                 {fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error},
+                 {fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error}});
+    if (r.device_text.empty()) r.device_text = std::string(s.id.view());
+    r.out["sources"] = r.sources;
+    r.out["note"] = "fitted to micro-benchmarks only; never to end-to-end results";
+}
+
+inline int run_calibrate(const CalibrateOptions& o) {
+    const CalibrateInputs in = read_calibrate_inputs(o);
+    CalibrateResult r;
+    if (in.has_micro) fit_micro(o, in, r);
+    if (!in.nccl_files.empty()) fit_nccl(o, in, r);
     if (!o.output.empty()) {
         std::ofstream file(o.output);
-        file << out.dump(2) << '\n';
+        file << r.out.dump(2) << '\n';
         if (!file) fail("cannot write '", o.output, "'");
     }
     if (o.json) {
-        std::cout << out.dump(2) << '\n';
+        std::cout << r.out.dump(2) << '\n';
         return 0;
     }
     if (o.csv) {
-        t.csv_names({"fitted", "samples", "efficiency", "default_efficiency", "fixed_s", "median_rel_error",
-                     "worst_rel_error"});
-        std::cout << t.csv();
+        r.table.csv_names({"fitted", "samples", "efficiency", "default_efficiency", "fixed_s", "median_rel_error",
+                           "worst_rel_error"});
+        std::cout << r.table.csv();
         return 0;
     }
-    std::cout << "profile for " << device_text << " fitted to " << sources.size() << " micro-benchmark report(s):\n";
-    for (const std::string& s : sources) std::cout << "  " << s << "\n";
-    std::cout << "\n" << t.render();
+    std::cout << "profile for " << r.device_text << " fitted to " << r.sources.size() << " micro-benchmark report(s):\n";
+    for (const std::string& s : r.sources) std::cout << "  " << s << "\n";
+    std::cout << "\n" << r.table.render();
     if (!o.output.empty()) std::cout << "\nwrote " << o.output << " (use with predict/collective --profile)\n";
     return 0;
 }

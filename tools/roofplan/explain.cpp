@@ -4,6 +4,7 @@
 #include "explain_cmd.hpp"
 
 #include <iostream>
+#include <variant>
 
 namespace roofplan::cli {
 namespace {
@@ -45,17 +46,18 @@ std::string render_explanation(const Explanation& e) {
     std::string out = "explain: " + e.title + "\n" + "batch " + std::to_string(e.batch) + ", " + e.precision + ", " +
                       explain_detail::pass_label(e.pass) + "\n";
     std::string section;
-    for (const ExplainStep& s : e.steps) {
+    for (const layers::DerivationStep& s : e.steps) {
         if (s.section != section) {
             section = s.section;
             out += "\n" + section + "\n";
         }
         std::string line = "  " + s.symbol;
         const std::size_t width = display_width(s.symbol);  // "Γ" and "QKᵀ" align like ASCII
-        line += std::string(width < 16 ? 16 - width : 1, ' ') + (s.value.is_string() ? "  " : "= ");
+        line += std::string(width < 16 ? 16 - width : 1, ' ') +
+                (std::holds_alternative<std::string>(s.value) ? "  " : "= ");
         if (!s.formula.empty()) line += s.formula + " = ";
         if (!s.substituted.empty()) line += s.substituted + " = ";
-        line += s.value_text;
+        line += explain_detail::value_text(s);
         if (!s.unit.empty()) line += " " + s.unit;
         if (!s.note.empty()) line += "   (" + s.note + ")";
         out += line + "\n";
@@ -71,9 +73,11 @@ std::string render_explanation(const Explanation& e) {
 
 nlohmann::json explanation_json(const Explanation& e) {
     nlohmann::json steps = nlohmann::json::array();
-    for (const ExplainStep& s : e.steps)
+    for (const layers::DerivationStep& s : e.steps) {
+        const nlohmann::json value = std::visit([](const auto& v) { return nlohmann::json(v); }, s.value);
         steps.push_back({{"section", s.section}, {"id", s.id}, {"symbol", s.symbol}, {"formula", s.formula},
-                         {"substituted", s.substituted}, {"value", s.value}, {"unit", s.unit}, {"note", s.note}});
+                         {"substituted", s.substituted}, {"value", value}, {"unit", s.unit}, {"note", s.note}});
+    }
     return {{"layer", e.title}, {"kind", e.kind},  {"batch", e.batch},  {"precision", e.precision},
             {"pass", e.pass},   {"steps", steps}, {"verdict", e.verdict}};
 }

@@ -6,8 +6,7 @@
 #include "format.hpp"
 #include "report.hpp"
 
-#include <roofplan/io/calibrate.hpp>  // links_from_json
-#include <roofplan/io/json.hpp>
+#include <roofplan/io/json.hpp>  // links_from_json
 #include <roofplan/io/model_file.hpp>
 #include <roofplan/roofplan.hpp>
 

@@ -64,6 +64,55 @@ Table type_table(const Prediction& p) {
     return t;
 }
 
+/// The layer a kernel belongs to: its node's name, or the loss / the optimizer for step-level kernels.
+std::string kernel_layer(const TimedKernel& k, const Model& m) {
+    if (k.kernel.step_level) return k.kernel.part == StepPart::optimizer ? "optimizer" : "loss";
+    return std::string(m.nodes()[k.kernel.node].name.view());
+}
+
+/// Every kernel of the step in issue order (`predict --kernels`; JSON "kernels").
+Table kernel_table(const Prediction& p, const Model& m) {
+    Table t({{"#", "", "", true},
+             {"layer", "", "layer"},
+             {"part", "", "part"},
+             {"class", "", "class"},
+             {"kernel", "", "what"},
+             {"bytes", "", "bytes", true},
+             {"FLOPs", "", "flops", true},
+             {"time", "", "time_s", true},
+             {"bound", "", "bound"},
+             {"", "", "issue_s"},
+             {"", "", "start_s"}});
+    std::size_t i = 0;
+    for (const TimedKernel& k : p.kernels)
+        t.add({std::to_string(++i), kernel_layer(k, m), std::string(to_string(k.kernel.part)),
+               std::string(to_string(k.kernel.kind)), std::string(k.kernel.what),
+               {si(k.kernel.bytes()) + "B", k.kernel.bytes()}, {si(k.time.flops), k.time.flops},
+               {seconds_text(k.time.total_s), k.time.total_s}, std::string(to_string(k.time.bound)),
+               {"", k.issue_s}, {"", k.start_s}});
+    return t;
+}
+
+/// The execution model's fields: runtime, kernel count, GPU busy/idle, host time, the step's bound, time per
+/// kernel class, fallbacks, and every kernel when asked.
+void add_execution_json(const Prediction& p, const Model& m, const EfficiencyProfile& profile, json& out) {
+    out["runtime"] = to_string(p.runtime);
+    out["kernel_count"] = p.kernel_count;
+    out["gpu_busy_s"] = p.gpu_busy_s;
+    out["gpu_idle_s"] = p.gpu_idle_s;
+    out["host_s"] = p.host_s;
+    out["bound"] = to_string(p.bound);
+    if (p.runtime == Runtime::ideal) return;
+    json classes = json::object();
+    for (KernelClass c : enum_values<KernelClass>())
+        if (p.class_time_s[c] > 0) classes[std::string(to_string(c))] = p.class_time_s[c];
+    out["kernel_class_time_s"] = classes;
+    out["kernel_class_source"] = profile.kernel_class_source.view();
+    out["host_source"] = profile.host.source.view();
+    out["fallbacks"] = p.fallbacks;
+    if (!p.kernels.empty()) out["kernels"] = kernel_table(p, m).json();
+}
+
 json prediction_json(const Resolved& r, const Prediction& p) {
     json out = {{"model", r.model_id()},
                 {"device", r.device.id.view()},
@@ -102,7 +151,28 @@ json prediction_json(const Resolved& r, const Prediction& p) {
                 {"layers", layer_table(r, p).json()}};
     if (p.mode == Mode::train) out["optimizer"] = to_string(p.optimizer);
     out[r.loaded->uses_seq ? "seq" : "image_size"] = r.loaded->size;
+    add_execution_json(p, r.model(), r.profile, out);
     return out;
+}
+
+/// The execution model's summary lines (kernel-level runtimes), and the fallbacks the runtime took.
+void print_execution(const Prediction& p, const EfficiencyProfile& profile) {
+    if (p.runtime == Runtime::ideal) {
+        std::cout << "  execution       ideal: one kernel per layer pass (" << p.kernel_count << "), no host cost\n";
+        return;
+    }
+    const double step = p.step_time.value();
+    std::cout << "  execution       " << to_string(p.runtime) << ": " << p.kernel_count << " kernels; GPU busy "
+              << seconds_text(p.gpu_busy_s) << ", idle " << seconds_text(p.gpu_idle_s) << " ("
+              << fixed(100 * p.gpu_idle_s / step, 1) << "%); host dispatch " << seconds_text(p.host_s) << "; bound: "
+              << to_string(p.bound) << "\n"
+              << "    kernel classes: " << profile.kernel_class_source.view() << "; host: " << profile.host.source.view()
+              << "\n";
+    if (!p.fallbacks.empty()) {
+        std::string list;
+        for (const auto& f : p.fallbacks) list += (list.empty() ? "" : ", ") + f;
+        std::cout << "    no " << to_string(p.runtime) << " rule for " << list << ": lowered one kernel per pass\n";
+    }
 }
 
 void print_summary(const Resolved& r, const Prediction& p) {
@@ -113,6 +183,7 @@ void print_summary(const Resolved& r, const Prediction& p) {
               << "efficiency profile: " << r.profile.source.view() << "\n\n";
     std::cout << "  throughput      " << fixed(p.throughput_samples_per_s, 1) << " samples/s\n"
               << "  step time       " << seconds_text(p.step_time.value()) << "\n";
+    print_execution(p, r.profile);
     if (train)
         std::cout << "    forward " << seconds_text(p.phase_time[Phase::forward].value()) << ", backward-data "
                   << seconds_text(p.phase_time[Phase::backward_data].value()) << ", backward-weight "
@@ -138,6 +209,7 @@ int run_predict(const PredictOptions& o) {
     const Table layers = layer_table(r, p);
     if (print_machine(o.json, o.csv, layers, [&] { return prediction_json(r, p); })) return 0;
     print_summary(r, p);
+    if (o.kernels) std::cout << kernel_table(p, r.model()).render() << "\n";
     std::cout << type_table(p).render() << "\n";
     std::vector<std::size_t> order(p.layers.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -266,6 +338,8 @@ void add_system_options(CLI::App* app, SystemOptions& o) {
 void add_predict_command_options(CLI::App* app, PredictCommand& o) {
     add_predict_options(app, o.predict, false);
     app->add_option("--top", o.predict.top, "Layers to list, slowest first (default 12)");
+    app->add_flag("--kernels", o.predict.kernels,
+                  "List every kernel of the step (layer, class, bytes, FLOPs, time, bound)");
     app->add_option("--svg", o.predict.svg,
                     "Write the step-time breakdown chart (slowest layers, layer types) to this SVG");
     app->add_flag("--layers", o.predict.all_layers, "List every layer in model order");

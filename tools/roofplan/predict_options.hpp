@@ -18,6 +18,8 @@ struct PredictOptions {
     std::string precision = "fp32";
     std::string mode = "train";
     std::string optimizer = "sgd";
+    std::string runtime;  ///< empty: eager (int8: compiled, PyTorch eager has no int8 path)
+    bool kernels = false;  ///< predict --kernels: keep every kernel of the step
     std::string profile;
     double reserved_gib = 1.0;
     int top = 12;
@@ -26,6 +28,17 @@ struct PredictOptions {
     bool csv = false;
     std::string svg;  ///< roofline: the roofline chart; predict: the step-time breakdown chart
 };
+
+/// --runtime: how the framework runs the model (see PredictRequest::runtime).
+inline void add_runtime_option(CLI::App* app, PredictOptions& o, const std::string& help) {
+    app->add_option("--runtime", o.runtime, help);
+}
+
+/// The runtime a run asked for: --runtime, else eager (int8: compiled, PyTorch eager has no int8 path).
+inline Runtime runtime_of(const PredictOptions& o, Precision precision) {
+    if (!o.runtime.empty()) return parse_runtime(o.runtime);
+    return precision == Precision::int8 ? Runtime::compiled : Runtime::eager;
+}
 
 /// The options predict (`roofline` false) and roofline share.
 inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline) {
@@ -40,6 +53,9 @@ inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline)
     app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (inference)");
     app->add_option("--mode", o.mode, "train or infer");
     app->add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam (training memory and update)");
+    add_runtime_option(app, o,
+                       "eager (PyTorch eager with autocast; default), compiled (fused kernels, CUDA graphs; default "
+                       "for int8) or ideal (one kernel per layer pass, no host cost)");
     app->add_option("--profile", o.profile, "Calibrated efficiency profile (JSON); default: per-generation defaults");
     app->add_option("--reserved-gib", o.reserved_gib,
                     "Framework memory besides tensors: CUDA context, workspaces (GiB, default 1)");
@@ -66,6 +82,8 @@ inline Resolved resolve(const PredictOptions& o) {
     r.request.mode = parse_mode(o.mode);
     r.request.precision = parse_precision(o.precision);
     r.request.optimizer = parse_optimizer(o.optimizer);
+    r.request.runtime = runtime_of(o, r.request.precision);
+    r.request.kernels = o.kernels;
     r.request.batch = o.batch != 0 ? o.batch : (r.request.mode == Mode::train ? 32 : 1);
     require_batch(r.request.batch);
     if (!(o.reserved_gib >= 0 && o.reserved_gib < 1e6))

@@ -35,6 +35,7 @@ inline void add_sweep_options(CLI::App* app, SweepOptions& o, bool compare) {
     app->add_option("--image-size", o.predict.source.image_size, "Square input resolution (CNNs)");
     app->add_option("--precision,-p", o.predict.precision, "fp32, tf32, amp-fp16, amp-bf16");
     app->add_option("--optimizer", o.predict.optimizer, "sgd or adam");
+    add_runtime_option(app, o.predict, "eager (default), compiled or ideal (see predict --help)");
     app->add_option("--profile", o.predict.profile, "Calibrated efficiency profile (JSON)");
     app->add_option("--data-parallel", o.data_parallel, "ddp or dp");
     app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");

@@ -22,21 +22,18 @@ import sys
 import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import rp_common as rc  # noqa: E402  (kernel classes shared with e2e_suite.py and op_bench.py)
 import train_throughput as tt  # noqa: E402  (the same cases, built the same way)
 
 
+COARSE = {"gemm": "matmul-conv", "conv": "matmul-conv", "attention": "matmul-conv",
+          "normalization": "normalization", "optimizer": "optimizer", "memset": "memory", "copy/cast": "memory"}
+
+
 def category(name):
-    n = name.lower()
-    if any(k in n for k in ("gemm", "conv", "cudnn", "cutlass", "xmma", "sm90_", "sm80_", "wgrad", "dgrad",
-                            "implicit", "cublas", "nhwckrsc", "hmma", "matmul")):
-        return "matmul-conv"
-    if any(k in n for k in ("batch_norm", "batchnorm", "bn_", "layer_norm", "layernorm")):
-        return "normalization"
-    if any(k in n for k in ("multi_tensor", "foreach", "adam", "sgd")):
-        return "optimizer"
-    if any(k in n for k in ("memcpy", "memset", "copy_kernel", "fill")):
-        return "memory"
-    return "elementwise"
+    """This script's five coarse categories, folded from the finer kernel classes of rp_common.kernel_class
+    (shared with e2e_suite.py and op_bench.py); everything else is 'elementwise'."""
+    return COARSE.get(rc.kernel_class(name), "elementwise")
 
 
 def run(case, warmup, steps):

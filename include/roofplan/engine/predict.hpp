@@ -7,9 +7,12 @@
 // every layer's cost is) so that a prediction is one pass of floating-point arithmetic over the items.
 #pragma once
 
+#include <roofplan/calibration/profile.hpp>
 #include <roofplan/device/device.hpp>
-#include <roofplan/engine/profile.hpp>
 #include <roofplan/engine/roofline.hpp>
+#include <roofplan/engine/program.hpp>
+#include <roofplan/engine/timeline.hpp>
+#include <roofplan/runtime/runtime.hpp>
 #include <roofplan/model/model.hpp>
 
 #include <algorithm>
@@ -18,6 +21,8 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <tuple>
 #include <string_view>
@@ -25,19 +30,6 @@
 #include <vector>
 
 namespace roofplan {
-
-/// The optimizer whose state and update the memory model and the update item count.
-enum class Optimizer { sgd, adam };  ///< sgd: SGD with momentum (one FP32 buffer); adam: two FP32 buffers
-
-template <>
-struct EnumNames<Optimizer> {
-    static constexpr std::string_view field = "optimizer";
-    static constexpr std::array<std::string_view, 2> names{"sgd", "adam"};
-    static constexpr std::array<std::string_view, 2> notes{"with momentum", ""};
-    static constexpr std::array<EnumAlias<Optimizer>, 3> aliases{
-        {{"sgd-momentum", Optimizer::sgd}, {"momentum", Optimizer::sgd}, {"adamw", Optimizer::adam}}};
-};
-constexpr Optimizer parse_optimizer(std::string_view name) { return parse_enum<Optimizer>(name); }
 
 /// The phases of a training step as the engine reports them (the three passes and the optimizer update).
 enum class Phase { forward, backward_data, backward_weight, optimizer };
@@ -58,6 +50,21 @@ struct PredictRequest {
     byte_count reserved = units::bytes(std::int64_t{1} << 30);
     /// Fill Prediction::layers and Prediction::by_type (a sweep that wants only totals can skip them).
     bool per_layer = true;
+    /// How the framework runs the model: `ideal` times one kernel per layer pass with no host cost (the
+    /// library's default, the teaching bound); `eager` and `compiled` lower each pass into the kernels the
+    /// framework launches and simulate the host's dispatch beside the GPU.
+    Runtime runtime = Runtime::ideal;
+    /// Keep every kernel with its time in Prediction::kernels (eager and compiled runtimes).
+    bool kernels = false;
+};
+
+/// What limits a whole step.
+enum class StepBound { compute, memory, latency, host };
+template <>
+struct EnumNames<StepBound> {
+    static constexpr std::string_view field = "bound";
+    static constexpr std::string_view what = "step bound";
+    static constexpr std::array<std::string_view, 4> names{"compute", "memory", "latency", "host"};
 };
 
 /// Memory needed on the device for a step at the request's batch.
@@ -109,6 +116,16 @@ struct Prediction {
     double samples_per_joule = 0;
     std::vector<LayerPrediction> layers;                       ///< one per node with work, in model order
     std::vector<std::pair<std::string_view, units::seconds>> by_type;  ///< time per layer type, largest first
+    // The execution model (kernel-level runtimes; the ideal runtime counts one kernel per pass and no host).
+    Runtime runtime = Runtime::ideal;
+    std::size_t kernel_count = 0;
+    double gpu_busy_s = 0;   ///< sum of kernel times
+    double gpu_idle_s = 0;   ///< the GPU waiting for the host
+    double host_s = 0;       ///< the host's dispatch time for the step
+    StepBound bound = StepBound::compute;
+    EnumArray<KernelClass, double> class_time_s{};  ///< GPU time per kernel class
+    std::vector<std::string> fallbacks;  ///< layer types the runtime lowered one kernel per pass (no rule)
+    std::vector<TimedKernel> kernels;    ///< every kernel, when PredictRequest::kernels
 };
 
 /// A model compiled for prediction.  Keeps a pointer to the model: the model must outlive the predictor (binding
@@ -146,9 +163,18 @@ public:
         out.mode = request.mode;
         out.optimizer = request.optimizer;
         out.math = math_class(device, request.precision, request.mode);
+        out.runtime = request.runtime;
         const Roofline roofline(device, profile, out.math);
+        if (request.runtime != Runtime::ideal) {
+            simulate_step(roofline, device, profile, request, out);
+            return out;
+        }
         const Totals totals = time_items(roofline, request, out);
-        finish(totals, device, profile, request, out);
+        finish(totals,
+               totals.phase[Phase::forward] + totals.phase[Phase::backward_data] +
+                   totals.phase[Phase::backward_weight] + totals.phase[Phase::optimizer],
+               device, profile, request, out);
+        ideal_execution(out);
         if (request.per_layer) out.by_type = time_by_type(out);
         return out;
     }
@@ -355,14 +381,117 @@ private:
         return t;
     }
 
-    /// Step totals, rates, memory, fit and energy.
-    void finish(const Totals& totals, const Device& device, const EfficiencyProfile& profile,
-                const PredictRequest& request, Prediction& out) const {
-        double step = 0;
-        for (Phase ph : enum_values<Phase>()) {
-            step += totals.phase[ph];
-            out.phase_time[ph] = units::in_seconds(totals.phase[ph]);
+    /// The execution fields of the ideal runtime: one kernel per timed pass, no host, no idle time.
+    void ideal_execution(Prediction& out) const {
+        const bool train = out.mode == Mode::train;
+        for (std::size_t i = 0; i < kinds_.size(); ++i)
+            if (train || kinds_[i].pass == 0) out.kernel_count += static_cast<std::size_t>(multiplicity_[i]);
+        out.gpu_busy_s = out.step_time.value();
+        double compute = 0, memory = 0;
+        for (const LayerPrediction& lp : out.layers)
+            (lp.bound == Bound::compute ? compute : memory) += lp.time.value();
+        out.bound = compute >= memory ? StepBound::compute : StepBound::memory;
+    }
+
+    /// The kernel-level runtimes: lower the step, simulate host and GPU, and fill the prediction from it.
+    void simulate_step(const Roofline& roofline, const Device& device, const EfficiencyProfile& profile,
+                       const PredictRequest& request, Prediction& out) const {
+        const StepConfig step{request.precision, request.mode, request.optimizer};
+        std::vector<std::string> fallbacks;
+        thread_local std::vector<Kernel> kernels;  // reused: a sweep allocates the step's kernels once per thread
+        if (request.runtime == Runtime::eager) {  // lowered once per settings, evaluated at the batch
+            const Program& program = program_for(step);
+            program.at(request.batch, kernels);
+            fallbacks = program.fallbacks();
+        } else {
+            LoweredStep lowered = lower(*model_, request.batch, step, request.runtime);
+            kernels = std::move(lowered.kernels);
+            fallbacks = std::move(lowered.fallbacks);
         }
+        Timeline t = simulate(kernels, roofline, profile.host, request.per_layer || request.kernels);
+        Totals totals;
+        totals.phase[Phase::forward] = t.part_s[StepPart::forward];
+        totals.phase[Phase::optimizer] = t.part_s[StepPart::optimizer];
+        totals.phase[Phase::backward_data] = t.part_s[StepPart::backward];
+        for (const TimedKernel& k : t.kernels)  // the backward's weight-gradient kernels, when kept
+            if (k.kernel.part == StepPart::backward && k.kernel.weight_gradient()) {
+                totals.phase[Phase::backward_weight] += k.time.total_s;
+                totals.phase[Phase::backward_data] -= k.time.total_s;
+            }
+        totals.flops = t.flops;
+        totals.bytes = t.bytes;
+        finish(totals, t.step_s, device, profile, request, out);
+        out.kernel_count = t.kernel_count;
+        out.gpu_busy_s = t.gpu_busy_s;
+        out.gpu_idle_s = t.gpu_idle_s;
+        out.host_s = t.host_s;
+        out.class_time_s = t.class_s;
+        out.fallbacks = std::move(fallbacks);
+        out.bound = step_bound(t);
+        if (request.per_layer) {
+            out.layers = kernel_layers(t);
+            out.by_type = time_by_type(out);
+            const double loss = step_level_time(t, StepPart::forward) + step_level_time(t, StepPart::backward);
+            if (loss > 0) out.by_type.emplace_back("loss", units::in_seconds(loss));
+            std::stable_sort(out.by_type.begin(), out.by_type.end(),
+                             [](const auto& x, const auto& y) { return x.second.value() > y.second.value(); });
+        }
+        if (request.kernels) out.kernels = std::move(t.kernels);
+    }
+
+    /// The eager program of these settings, lowered on first use (a Predictor's copies share the cache).
+    const Program& program_for(const StepConfig& step) const {
+        const std::lock_guard<std::mutex> lock(cache_->mutex);
+        for (const auto& [key, program] : cache_->programs)
+            if (key.precision == step.precision && key.mode == step.mode && key.optimizer == step.optimizer) return *program;
+        cache_->programs.emplace_back(step, std::make_unique<Program>(*model_, step, Runtime::eager));
+        return *cache_->programs.back().second;
+    }
+
+    /// The bound of a simulated step: the host when the GPU waits for it more than a third of the step, else
+    /// what bounds most of the GPU time.
+    static StepBound step_bound(const Timeline& t) {
+        if (t.gpu_idle_s > t.step_s / 3) return StepBound::host;
+        const EnumArray<Bound, double>& by = t.bound_s;
+        const auto most = static_cast<Bound>(std::max_element(by.begin(), by.end()) - by.begin());
+        return most == Bound::compute ? StepBound::compute : most == Bound::memory ? StepBound::memory : StepBound::latency;
+    }
+    static double step_level_time(const Timeline& t, StepPart part) {
+        double s = 0;
+        for (const TimedKernel& k : t.kernels)
+            if (k.kernel.step_level && k.kernel.part == part) s += k.time.total_s;
+        return s;
+    }
+
+    /// The per-layer breakdown of a simulated step: each layer's kernels (forward; backward-data; weight
+    /// gradients), in model order; step-level kernels (loss, optimizer) are not a layer's.
+    std::vector<LayerPrediction> kernel_layers(const Timeline& t) const {
+        std::vector<LayerPrediction> by_node(model_->size());
+        std::vector<bool> seen(model_->size(), false);
+        for (const TimedKernel& k : t.kernels) {
+            if (k.kernel.step_level) continue;
+            LayerPrediction& lp = by_node[k.kernel.node];
+            const Pass pass = k.kernel.part == StepPart::forward ? Pass::forward
+                              : k.kernel.weight_gradient()       ? Pass::backward_weight
+                                                                 : Pass::backward_data;
+            if (!seen[k.kernel.node] || k.time.total_s > lp.pass[slowest_pass(lp)].value()) lp.bound = k.time.bound;
+            seen[k.kernel.node] = true;
+            lp.node = k.kernel.node;
+            lp.pass[pass] = units::in_seconds(lp.pass[pass].value() + k.time.total_s);
+            lp.time = units::in_seconds(lp.time.value() + k.time.total_s);
+            lp.flops = units::flop_amount::from_value(lp.flops.value() + k.time.flops);
+            lp.bytes = units::byte_amount::from_value(lp.bytes.value() + k.time.bytes);
+        }
+        std::vector<LayerPrediction> layers;
+        for (std::size_t i = 0; i < by_node.size(); ++i)
+            if (seen[i]) layers.push_back(by_node[i]);
+        return layers;
+    }
+
+    /// Step totals, rates, memory, fit and energy.
+    void finish(const Totals& totals, double step, const Device& device, const EfficiencyProfile& profile,
+                const PredictRequest& request, Prediction& out) const {
+        for (Phase ph : enum_values<Phase>()) out.phase_time[ph] = units::in_seconds(totals.phase[ph]);
         out.step_time = units::in_seconds(step);
         out.compute_time = out.step_time;
         out.throughput_samples_per_s = static_cast<double>(request.batch) / step;
@@ -419,6 +548,11 @@ private:
     }
 
     const Model* model_;
+    struct ProgramCache {
+        std::mutex mutex;
+        std::vector<std::pair<StepConfig, std::unique_ptr<Program>>> programs;
+    };
+    std::shared_ptr<ProgramCache> cache_ = std::make_shared<ProgramCache>();
     std::vector<Item> kinds_;            ///< distinct items
     std::vector<double> multiplicity_;   ///< how often each distinct item occurs
     std::vector<Placed> items_;          ///< every item, in model order

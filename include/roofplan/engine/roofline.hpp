@@ -16,12 +16,15 @@
 // this header; none of them writes the formula again.
 #pragma once
 
+#include <roofplan/calibration/profile.hpp>
 #include <roofplan/device/device.hpp>
-#include <roofplan/engine/profile.hpp>
 #include <roofplan/layers/layer.hpp>
+#include <roofplan/runtime/kernel.hpp>
 #include <roofplan/work.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -129,7 +132,18 @@ public:
           s_per_flop_(1.0 / vector_rate_),
           s_per_byte_(1.0 / byte_rate_),
           launch_s_(profile.launch_s),
-          tiles_(tilings(profile, device.sms)) {}
+          tiles_(tilings(profile, device.sms)),
+          unaligned_even_(profile.unaligned_even),
+          unaligned_odd_(profile.unaligned_odd),
+          tensor_math_(math != MathClass::fp32 && math != MathClass::fp64 && math != MathClass::int8_dp4a) {
+        const double fp32_rate = device.peak.fp32 * 1e12 * profile.gemm_efficiency(MathClass::fp32);
+        s_per_simt_mac_ = fp32_rate > 0 ? 2.0 / fp32_rate : s_per_mac_;
+        for (std::size_t c = 0; c < kernel_class_count; ++c) {
+            const KernelClassCost& k = profile.kernel_class[static_cast<KernelClass>(c)];
+            class_s_per_byte_[c] = 1.0 / (bandwidth_ * (k.memory > 0 ? k.memory : profile.memory));
+            class_fixed_s_[c] = k.fixed_s >= 0 ? k.fixed_s : profile.launch_s;
+        }
+    }
 
     /// The bare roofline: datasheet peaks and bandwidth, no launch cost, no wave quantization.
     [[nodiscard]] static Roofline datasheet(const Device& device, MathClass math) {
@@ -161,6 +175,38 @@ public:
         t.flops = 2.0 * w.macs + w.vector_flops;
         t.bound = launch_s_ >= busy ? Bound::latency : t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
         return t;
+    }
+
+    /// The time of one kernel of a runtime: matrix classes as above (attention without wave quantization, SIMT
+    /// attention at the FP32 rate), memory-bound classes at their class's bandwidth, each with its class's fixed
+    /// GPU cost.
+    [[nodiscard]] KernelTime time(const Kernel& k) const {
+        const auto c = static_cast<std::size_t>(k.kind);
+        KernelTime t;
+        t.bytes = k.bytes();
+        if (k.macs > 0) {
+            const double slowdown = quantize_ && k.count > 0 ? quantization(k.m, k.n, k.k, k.count) : 1.0;
+            const double per_mac = k.simt ? s_per_simt_mac_ : k.kind == KernelClass::conv ? s_per_conv_mac_ : s_per_mac_;
+            t.compute_s = k.macs * per_mac * slowdown / alignment(k);
+        }
+        t.compute_s += k.vector_flops * s_per_flop_;
+        t.memory_s = t.bytes * (is_matrix(k.kind) ? s_per_byte_ : class_s_per_byte_[c]);
+        const double busy = std::max(t.compute_s, t.memory_s);
+        t.launch_s = class_fixed_s_[c];
+        t.total_s = busy + t.launch_s;
+        t.flops = 2.0 * k.macs + k.vector_flops;
+        t.bound = t.launch_s >= busy ? Bound::latency : t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
+        return t;
+    }
+
+    /// The rate of a tensor-core GEMM whose N or K (a leading dimension) is not a multiple of 8 elements, relative
+    /// to the aligned rate (cuBLAS's fallback kernels); 1 for aligned GEMMs, convolutions and FMA-unit math.
+    [[nodiscard]] double alignment(const Kernel& k) const {
+        if (k.kind != KernelClass::gemm || k.simt || !tensor_math_ || k.count <= 0) return 1.0;
+        const auto off = [](double d, double q) { return d - q * std::floor(d / q) != 0; };
+        if (off(k.n, 2) || off(k.k, 2)) return unaligned_odd_;
+        if (off(k.n, 8) || off(k.k, 8)) return unaligned_even_;
+        return 1.0;
     }
 
     /// The wave-quantization slowdown (>= 1) of `count` GEMMs of m×n×k: the time of the better tiling over the
@@ -237,6 +283,11 @@ private:
     double s_per_mac_, s_per_conv_mac_, s_per_flop_, s_per_byte_;
     double launch_s_;
     Tilings tiles_;
+    double unaligned_even_ = 1, unaligned_odd_ = 1;
+    bool tensor_math_ = false;
+    double s_per_simt_mac_ = 0;
+    std::array<double, kernel_class_count> class_s_per_byte_{};
+    std::array<double, kernel_class_count> class_fixed_s_{};
     bool quantize_ = true;
 };
 

@@ -1,17 +1,21 @@
-// roofplan/io/json.hpp — reading and writing devices, efficiency profiles and systems as JSON (nlohmann_json).
+// roofplan/io/json.hpp — reading and writing devices, efficiency profiles, link parameters, calibrations and
+// systems as JSON (nlohmann_json).
 //
 // Device files follow data/devices.json (schema "roofplan-devices/1"): {"devices": [ {...}, ... ]} or a single
-// device object.  Profiles follow schema "roofplan-profile/1".  Every error names the file, the JSON path of the
-// bad field and what was expected.
+// device object.  Profiles follow schema "roofplan-profile/1" (their "links" section: the collective parameters).
+// Every error names the file, the JSON path of the bad field and what was expected.
 #pragma once
 
+#include <roofplan/calibration/calibration.hpp>
+#include <roofplan/calibration/profile.hpp>
 #include <roofplan/device/catalog.hpp>
 #include <roofplan/device/device.hpp>
-#include <roofplan/engine/profile.hpp>
+#include <roofplan/system/collective.hpp>
 #include <roofplan/system/systems.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -204,6 +208,37 @@ inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
     for (const Device& d : devices_from_json(parse(read_text(file), file), file)) catalog.add(d, file);
 }
 
+/// The kernel-class curves and host costs of a profile (optional; absent: the generation's defaults).
+///   "kernel_class": {"elementwise": {"memory": 0.9, "fixed_s": 1.9e-6}, ...},
+///   "host": {"module_s": 1.8e-5, "backward_s": 2.2e-5, ..., "source": "..."}
+inline void kernel_classes_from_json(const json& j, const std::string& root, EfficiencyProfile& p) {
+    if (j.contains("kernel_class")) {
+        const json& k = j.at("kernel_class");
+        if (!k.is_object()) roofplan::detail::fail(root, ".kernel_class: expected an object of kernel class -> curve");
+        for (const auto& [key, value] : k.items()) {
+            const std::string where = root + ".kernel_class." + key;
+            KernelClassCost& cost = p.kernel_class[parse_kernel_class(key)];
+            if (!value.is_object()) roofplan::detail::fail(where, ": expected {\"memory\": fraction, \"fixed_s\": seconds}");
+            if (value.contains("memory")) cost.memory = detail::number(value, "memory", where);
+            if (value.contains("fixed_s")) cost.fixed_s = detail::number(value, "fixed_s", where);
+        }
+        p.kernel_class_source = FixedString<127>(std::string_view(root).substr(0, 120));
+    }
+    if (!j.contains("host")) return;
+    const json& h = j.at("host");
+    if (!h.is_object()) roofplan::detail::fail(root, ".host: expected an object of host costs in seconds");
+    HostCosts& c = p.host;
+    for (auto [key, target] : {std::pair<std::string_view, double*>{"module_s", &c.module_s}, {"internal_s", &c.internal_s},
+                               {"backward_s", &c.backward_s}, {"optimizer_s", &c.optimizer_s},
+                               {"per_tensor_s", &c.per_tensor_s}, {"adam_per_tensor_s", &c.adam_per_tensor_s},
+                               {"launch_s", &c.launch_s}, {"graph_s", &c.graph_s}, {"graph_node_s", &c.graph_node_s},
+                               {"sync_s", &c.sync_s}, {"view_s", &c.view_s}, {"container_s", &c.container_s},
+                               {"silent_node_s", &c.silent_node_s}})
+        if (h.contains(std::string(key))) *target = detail::number(h, key, root + ".host");
+    if (h.contains("source") && h.at("source").is_string())
+        c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
+}
+
 /// An efficiency profile from JSON (schema "roofplan-profile/1"); missing fields keep the device's defaults.
 ///   {"schema": "roofplan-profile/1", "device": "h200", "source": "...",
 ///    "gemm": {"fp32": 0.9, "bf16_tensor": 0.72, ...}, "conv": 0.9, "conv_by_class": {"bf16_tensor": 1.02, ...},
@@ -213,14 +248,14 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     if (!j.is_object()) roofplan::detail::fail(file, ": expected a profile object");
     if (j.contains("schema") && j.at("schema") != "roofplan-profile/1")
         roofplan::detail::fail(file, ": .schema must be \"roofplan-profile/1\"");
+    std::string transferred;  // a profile fitted on another GPU applies as fractions of this GPU's own peaks
     if (j.contains("device")) {
         if (!j.at("device").is_string()) roofplan::detail::fail(file, ": .device: expected a string");
         const std::string for_device = j.at("device").get<std::string>();
-        if (!device.answers_to(for_device))
-            roofplan::detail::fail(file, ": the profile is for device '", for_device, "', not '", device.id.view(), "'");
+        if (!device.answers_to(for_device)) transferred = " (fitted on " + for_device + ", applied to " + std::string(device.id.view()) + ")";
     }
     EfficiencyProfile p = default_profile(device);
-    p.source = FixedString<127>(std::string_view(file).substr(0, 127));
+    p.source = FixedString<127>(std::string_view(file + transferred).substr(0, 127));
     const std::string root = file + ": ";
     const auto opt = [&](std::string_view key, double& target) {
         if (j.contains(std::string(key))) target = detail::number(j, key, root);
@@ -261,7 +296,10 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     opt("memory", p.memory);
     opt("launch_s", p.launch_s);
     opt("small_tile_efficiency", p.small_tile_efficiency);
+    opt("unaligned_even", p.unaligned_even);
+    opt("unaligned_odd", p.unaligned_odd);
     opt("power_w", p.power_w);
+    kernel_classes_from_json(j, root, p);
     for (auto [key, target] : {std::pair<std::string_view, int*>{"large_tile_m", &p.large_tile_m},
                                {"large_tile_n", &p.large_tile_n},
                                {"small_tile_m", &p.small_tile_m},
@@ -283,11 +321,28 @@ inline json to_json(const EfficiencyProfile& p) {
     for (MathClass m : all_math_classes)
         if (p.conv_by_class[static_cast<std::size_t>(m)] > 0)
             conv_by_class[std::string(to_string(m))] = p.conv_by_class[static_cast<std::size_t>(m)];
-    return {{"schema", "roofplan-profile/1"}, {"source", p.source.view()}, {"gemm", gemm},
+    json out = {{"schema", "roofplan-profile/1"}, {"source", p.source.view()}, {"gemm", gemm},
             {"conv", p.conv}, {"conv_by_class", conv_by_class}, {"vector", p.vector}, {"memory", p.memory}, {"launch_s", p.launch_s},
             {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
             {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
             {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};
+    if (p.kernel_classes_calibrated()) {  // written only when fitted, so GEMM-only profiles keep their schema
+        json classes = json::object();
+        for (KernelClass c : all_kernel_classes) {
+            const KernelClassCost& k = p.kernel_class[c];
+            if (k.memory > 0 || k.fixed_s >= 0) classes[std::string(to_string(c))] = {{"memory", k.memory}, {"fixed_s", k.fixed_s}};
+        }
+        const HostCosts& h = p.host;
+        out["kernel_class"] = classes;
+        out["unaligned_even"] = p.unaligned_even;
+        out["unaligned_odd"] = p.unaligned_odd;
+        out["host"] = {{"module_s", h.module_s}, {"internal_s", h.internal_s}, {"backward_s", h.backward_s},
+                       {"optimizer_s", h.optimizer_s}, {"per_tensor_s", h.per_tensor_s},
+                       {"adam_per_tensor_s", h.adam_per_tensor_s}, {"launch_s", h.launch_s}, {"graph_s", h.graph_s},
+                       {"graph_node_s", h.graph_node_s}, {"sync_s", h.sync_s}, {"view_s", h.view_s},
+                       {"container_s", h.container_s}, {"silent_node_s", h.silent_node_s}, {"source", h.source.view()}};
+    }
+    return out;
 }
 
 }  // namespace roofplan::io
@@ -296,7 +351,7 @@ inline json to_json(const EfficiencyProfile& p) {
 namespace roofplan::io {
 
 inline LinkKind parse_link_kind(const std::string& name, const std::string& path) {
-    for (LinkKind k : {LinkKind::nvlink, LinkKind::nvswitch, LinkKind::pcie, LinkKind::socket_bus, LinkKind::network})
+    for (LinkKind k : all_link_kinds)
         if (to_string(k) == name) return k;
     roofplan::detail::fail(path, ": unknown link kind '", name, "'; accepted: nvlink, nvswitch, pcie, socket-bus, network");
 }
@@ -354,7 +409,7 @@ inline System system_from_json(const json& j, const std::string& path = "system"
     if (!links.is_array() || links.size() != n)
         roofplan::detail::fail(path_of(path, "nvlinks"), ": expected a ", static_cast<std::int64_t>(n), "x",
                                static_cast<std::int64_t>(n), " matrix of link counts");
-    s.nvlinks = Eigen::MatrixXi::Zero(s.gpus_per_node, s.gpus_per_node);
+    s.nvlinks = LinkMatrix(s.gpus_per_node);
     for (std::size_t i = 0; i < n; ++i) {
         if (!links[i].is_array() || links[i].size() != n)
             roofplan::detail::fail(path_of(path, "nvlinks"), "[", static_cast<std::int64_t>(i), "]: expected ",
@@ -363,7 +418,7 @@ inline System system_from_json(const json& j, const std::string& path = "system"
             if (!links[i][k].is_number_integer() || links[i][k].get<int>() < 0 || links[i][k].get<int>() > 64)
                 roofplan::detail::fail(path_of(path, "nvlinks"), "[", static_cast<std::int64_t>(i), "][",
                                        static_cast<std::int64_t>(k), "]: expected a link count in [0, 64]");
-            s.nvlinks(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)) = links[i][k].get<int>();
+            s.nvlinks(static_cast<int>(i), static_cast<int>(k)) = links[i][k].get<int>();
         }
     }
     s.nvlink_gb_s = number(j, "nvlink_gb_s_per_link", path);
@@ -415,6 +470,98 @@ inline std::vector<System> load_systems(const std::string& file) {
         else all.push_back(s);
     }
     return all;
+}
+
+}  // namespace roofplan::io
+
+// ---- link parameters and calibrations (the "links", "fit" and "sources" of a profile file) ----------------------
+namespace roofplan::io {
+
+inline json to_json(const LinkParameters& lp) {
+    json kinds;
+    for (LinkKind k : all_link_kinds)
+        kinds[std::string(to_string(k))] = {{"latency_s", lp.latency(k)}, {"efficiency", lp.eff(k)}};
+    json factors;
+    for (Collective c : all_collectives) factors[std::string(to_string(c))] = lp.collective_factor[c];
+    json by_ranks = json::object();
+    for (Collective c : all_collectives)
+        for (int n = 2; n <= LinkParameters::kMaxRankFactor; ++n)
+            if (lp.rank_factor[c][static_cast<std::size_t>(n)] > 0)
+                by_ranks[std::string(to_string(c))][std::to_string(n)] = lp.rank_factor[c][static_cast<std::size_t>(n)];
+    return {{"base_s", lp.base_s}, {"kinds", kinds}, {"collective_factor", factors},
+            {"collective_factor_by_ranks", by_ranks}};
+}
+
+namespace detail {
+
+/// "links.kinds": per link kind {"latency_s", "efficiency"}.
+inline void read_link_kinds(const json& kinds, const std::string& where, LinkParameters& lp) {
+    for (const auto& [name, v] : kinds.items()) {
+        const LinkKind k = parse_link_kind(name, where + ".kinds");
+        const std::string p = where + ".kinds." + name;
+        lp.latency_s[k] = number(v, "latency_s", p);
+        lp.efficiency[k] = number(v, "efficiency", p);
+        if (!(lp.efficiency[k] > 0 && lp.efficiency[k] <= 1)) roofplan::detail::fail(p, ".efficiency must be in (0, 1]");
+        if (!(lp.latency_s[k] >= 0 && lp.latency_s[k] < 1)) roofplan::detail::fail(p, ".latency_s must be in [0, 1) seconds");
+    }
+}
+
+/// "links.collective_factor_by_ranks": collective -> {rank count: factor}.
+inline void read_rank_factors(const json& by, const std::string& at, LinkParameters& lp) {
+    if (!by.is_object()) roofplan::detail::fail(at, ": expected an object of collective -> {ranks: factor}");
+    for (const auto& [name, per] : by.items()) {
+        const Collective c = parse_collective(name);
+        if (!per.is_object()) roofplan::detail::fail(at, ".", name, ": expected an object of rank count -> factor");
+        for (const auto& [key, value] : per.items()) {
+            int n = 0;
+            const auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), n);
+            if (ec != std::errc{} || ptr != key.data() + key.size() || n < 2 || n > LinkParameters::kMaxRankFactor)
+                roofplan::detail::fail(at, ".", name, ".", key, ": a rank count must be an integer in [2, ",
+                                       LinkParameters::kMaxRankFactor, "]");
+            const double f = number(per, key, at + "." + name);
+            if (!(f > 0 && f <= 1)) roofplan::detail::fail(at, ".", name, ".", key, " must be in (0, 1]");
+            lp.rank_factor[c][static_cast<std::size_t>(n)] = f;
+        }
+    }
+}
+
+}  // namespace detail
+
+/// Collective parameters from a profile's "links" section (defaults for whatever it omits).
+inline LinkParameters links_from_json(const json& profile, const std::string& file) {
+    LinkParameters lp;
+    if (!profile.is_object() || !profile.contains("links")) return lp;
+    const json& l = profile.at("links");
+    const std::string where = file + ": .links";
+    if (l.contains("base_s")) lp.base_s = detail::number(l, "base_s", where);
+    if (l.contains("kinds")) detail::read_link_kinds(l.at("kinds"), where, lp);
+    if (l.contains("collective_factor"))
+        for (const auto& [name, v] : l.at("collective_factor").items()) {
+            const Collective c = parse_collective(name);
+            const double f = detail::number(l.at("collective_factor"), name, where + ".collective_factor");
+            if (!(f > 0 && f <= 1)) roofplan::detail::fail(where, ".collective_factor.", name, " must be in (0, 1]");
+            lp.collective_factor[c] = f;
+        }
+    if (l.contains("collective_factor_by_ranks"))
+        detail::read_rank_factors(l.at("collective_factor_by_ranks"), where + ".collective_factor_by_ranks", lp);
+    if (!(lp.base_s >= 0 && lp.base_s < 1)) roofplan::detail::fail(where, ".base_s must be in [0, 1) seconds");
+    return lp;
+}
+
+/// A calibrated profile as a roofplan-profile/1 document, with the device, the sources and the fit quality.
+inline json calibration_json(const calibration::Calibration& c) {
+    json j = to_json(c.profile);
+    j["device"] = c.device_id;
+    j["sources"] = c.sources;
+    json q = json::array();
+    for (const calibration::FitQuality& f : c.quality)
+        q.push_back({{"what", f.what}, {"samples", f.samples}, {"value", f.value},
+                     {"median_rel_error", f.median_rel_error}, {"worst_rel_error", f.worst_rel_error},
+                     {"fixed_s", f.fixed_s}});
+    j["fit"] = q;
+    j["note"] = "fitted to micro-benchmarks (roofplan-gemm, roofplan-conv, roofplan-bandwidth) only; never to "
+                "end-to-end results";
+    return j;
 }
 
 }  // namespace roofplan::io

@@ -7,9 +7,12 @@
 
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace roofplan::io {
@@ -54,49 +57,51 @@ public:
 
     [[nodiscard]] bool has(std::string_view name) const { return raw(name) != nullptr; }
 
-    /// An integer in [min, 1e9]; `fallback` < 0 means the key is required.
-    [[nodiscard]] std::int64_t integer(std::string_view name, std::int64_t fallback = -1, std::int64_t min = 1) const {
-        const std::string* text = raw(name);
-        if (text == nullptr) {
-            if (fallback < 0) missing(name);
-            return fallback;
-        }
-        return parse_integer(name, *text, min);
+    /// An integer in [min, 1e9].
+    [[nodiscard]] std::int64_t integer(std::string_view name, std::int64_t min) const {
+        return parse_integer(name, *raw(name), min);
     }
 
     /// "3" (square) or "1x7" (height x width).
-    [[nodiscard]] Extent2 extent(std::string_view name, std::int64_t fallback = -1, std::int64_t min = 1) const {
-        const std::string* text = raw(name);
-        if (text == nullptr) {
-            if (fallback < 0) missing(name);
-            return fallback;
-        }
-        const auto x = text->find('x');
-        if (x == std::string::npos) return parse_integer(name, *text, min);
-        return {parse_integer(name, text->substr(0, x), min), parse_integer(name, text->substr(x + 1), min)};
+    [[nodiscard]] Extent2 extent(std::string_view name, std::int64_t min) const {
+        const std::string& text = *raw(name);
+        const auto x = text.find('x');
+        if (x == std::string::npos) return parse_integer(name, text, min);
+        return {parse_integer(name, text.substr(0, x), min), parse_integer(name, text.substr(x + 1), min)};
     }
 
     /// 1/0, true/false, yes/no; a bare key (`causal`) means true.
-    [[nodiscard]] bool flag(std::string_view name, bool fallback) const {
-        const std::string* text = raw(name);
-        if (text == nullptr) return fallback;
-        if (text->empty()) return true;
+    [[nodiscard]] bool flag(std::string_view name) const {
+        const std::string& text = *raw(name);
+        if (text.empty()) return true;
         std::string v;
-        for (char c : *text) v += roofplan::detail::lower(c);
+        for (char c : text) v += roofplan::detail::lower(c);
         if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
         if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-        fail(kind_, ": ", name, "='", *text, "' is not a boolean; accepted: 1, 0, true, false, yes, no");
+        fail(kind_, ": ", name, "='", text, "' is not a boolean; accepted: 1, 0, true, false, yes, no");
+    }
+
+    /// A number in [min, below) (no upper bound when `below` is 0).
+    [[nodiscard]] double number(std::string_view name, std::int64_t min, std::int64_t below) const {
+        const std::string& text = *raw(name);
+        double v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size())
+            fail(kind_, ": ", name, "='", text, "' is not a number");
+        if (!(v >= static_cast<double>(min) && (below == 0 || v < static_cast<double>(below))))
+            fail(kind_, ": ", name, "=", text, " is out of range; accepted: a number in [", min, ", ",
+                 below == 0 ? std::string("∞") : std::to_string(below), ")");
+        return v;
     }
 
     /// "64x56x56": 1 to 4 positive dimensions.
     [[nodiscard]] Shape shape(std::string_view name) const {
-        const std::string* text = raw(name);
-        if (text == nullptr) missing(name);
+        const std::string& text = *raw(name);
         std::vector<std::int64_t> dims;
         std::size_t start = 0;
         for (;;) {
-            const std::size_t x = text->find('x', start);
-            dims.push_back(parse_integer(name, text->substr(start, x == std::string::npos ? std::string::npos : x - start), 1));
+            const std::size_t x = text.find('x', start);
+            dims.push_back(parse_integer(name, text.substr(start, x == std::string::npos ? std::string::npos : x - start), 1));
             if (x == std::string::npos) break;
             start = x + 1;
         }
@@ -105,9 +110,16 @@ public:
             case 2: return Shape{dims[0], dims[1]};
             case 3: return Shape{dims[0], dims[1], dims[2]};
             case 4: return Shape{dims[0], dims[1], dims[2], dims[3]};
-            default: fail(kind_, ": ", name, "='", *text, "' has ", static_cast<std::int64_t>(dims.size()),
+            default: fail(kind_, ": ", name, "='", text, "' has ", static_cast<std::int64_t>(dims.size()),
                           " dimensions; a shape has 1 to 4, e.g. 64x56x56");
         }
+    }
+
+    [[noreturn]] void missing(std::string_view name) const {
+        std::string_view meaning;
+        for (const SpecKey& k : keys_)
+            if (k.name == name) meaning = k.meaning;
+        fail(kind_, ": missing ", name, " (", meaning, "); accepted keys: ", accepted());
     }
 
     /// Every key with its alias: "cin|in_channels, cout|out_channels, ...".  (Appends only: GCC 12 at -O3 warns
@@ -137,12 +149,6 @@ private:
             if (key == name) return &value;
         return nullptr;
     }
-    [[noreturn]] void missing(std::string_view name) const {
-        std::string_view meaning;
-        for (const SpecKey& k : keys_)
-            if (k.name == name) meaning = k.meaning;
-        fail(kind_, ": missing ", name, " (", meaning, "); accepted keys: ", accepted());
-    }
     [[nodiscard]] std::int64_t parse_integer(std::string_view name, const std::string& text, std::int64_t min) const {
         if (text.empty()) fail(kind_, ": ", name, " needs a value, e.g. ", name, "=3");
         std::int64_t v = 0;
@@ -159,34 +165,44 @@ private:
     std::vector<std::pair<std::string, std::string>> values_;
 };
 
-inline constexpr std::string_view spec_kinds[] = {
-    "conv2d", "linear", "attention", "maxpool2d", "avgpool2d", "adaptive_avgpool2d", "batchnorm2d", "layernorm",
-    "rmsnorm", "lrn", "relu", "gelu", "tanh", "sigmoid", "silu", "softmax", "embedding", "lstm"};
-
-inline constexpr SpecKey key_c{"c", "channels", "channels"};
-inline constexpr SpecKey key_h{"h", "height", "input height"};
-inline constexpr SpecKey key_w{"w", "width", "input width"};
-
-}  // namespace detail
-
-/// The layer kinds a spec may name.
-inline std::string layer_spec_kinds() {
-    std::string out;
-    for (std::string_view k : detail::spec_kinds) {
-        if (!out.empty()) out += ", ";
-        out += k;
+/// Sets one field of `config` from its key; an absent key keeps the Config's default (or is an error if required).
+template <unsigned Used, class Config>
+void read_spec_field(const SpecReader& r, const layers::Field<Config>& field, Config& config) {
+    const std::string_view key = field.key;
+    if (!r.has(key)) {
+        if (field.required()) r.missing(key);
+        return;
     }
-    return out;
+    layers::visit_member<Used>(
+        field.member, [&]<class T>(T Config::*member) {
+            T& value = config.*member;
+            if constexpr (std::same_as<T, std::int64_t>) value = r.integer(key, field.min);
+            else if constexpr (std::same_as<T, Extent2>) value = r.extent(key, field.min);
+            else if constexpr (std::same_as<T, bool>) value = r.flag(key);
+            else if constexpr (std::same_as<T, double>) value = r.number(key, field.min, field.below);
+            else value = r.shape(key);
+        });
 }
 
-/// Parses a one-line layer spec, `KIND key=value ...` (keys in any order, case-insensitive), into a layer.
-/// Example: `parse_layer_spec("conv2d cin=64 cout=64 k=3 s=1 p=1 h=56 w=56")` is ResNet-50's layer1.0.conv2 with a
-/// bias (params 36,928).  Kernels, strides and paddings take `3` or `1x7`; shapes take `64x56x56`; booleans take
-/// 1/0/true/false or the bare key.  Errors name the kind, the key, the bad value and what is accepted.
-inline AnyLayer parse_layer_spec(std::string_view text) {
-    using detail::SpecKey;
-    using detail::SpecReader;
-    using roofplan::detail::fail;
+/// A layer of type L (the kind its type name picks) from the key=value pairs of spec `text`.
+template <class L>
+AnyLayer parse_as(std::size_t kind_index, const std::string& kind,
+                  const std::vector<std::pair<std::string, std::string>>& pairs, std::string_view text) {
+    constexpr auto description = L::describe();
+    std::vector<SpecKey> keys;
+    for (const auto& field : description.fields) keys.push_back({field.key, field.name, field.meaning});
+    const SpecReader r(kind, pairs, std::move(keys));
+    typename L::Config config = description.defaults(kind_index);
+    for (const auto& field : description.fields) read_spec_field<description.member_types()>(r, field, config);
+    try {
+        return AnyLayer{L{config}};
+    } catch (const roofplan::invalid_argument& e) {  // impossible shapes: the descriptor's message, quoting the spec
+        fail(e.what(), " (in spec \"", text, "\")");
+    }
+}
+
+/// The tokens of a spec: words separated by spaces, tabs or commas.
+inline std::vector<std::string> spec_tokens(std::string_view text) {
     std::vector<std::string> tokens;
     for (std::size_t i = 0; i < text.size();) {
         while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == ',')) ++i;
@@ -195,141 +211,57 @@ inline AnyLayer parse_layer_spec(std::string_view text) {
         if (j > i) tokens.emplace_back(text.substr(i, j - i));
         i = j;
     }
-    if (tokens.empty()) fail("empty layer spec; expected e.g. \"conv2d cin=64 cout=64 k=3 s=1 p=1 h=56 w=56\"");
-    std::string kind;
-    for (char c : tokens[0]) kind += roofplan::detail::lower(c);
-    bool known = false;
-    for (std::string_view k : detail::spec_kinds) known = known || k == kind;
-    if (!known) {
-        const auto close = roofplan::detail::close_matches(kind, detail::spec_kinds, 3);
-        fail("unknown layer kind '", tokens[0], "'", close.empty() ? "" : " (did you mean " + close.front() + "?)",
-             "; accepted: ", layer_spec_kinds());
-    }
+    return tokens;
+}
+
+/// key=value pairs (a bare key has an empty value: true for booleans).
+inline std::vector<std::pair<std::string, std::string>> spec_pairs(const std::string& kind,
+                                                                   const std::vector<std::string>& tokens) {
     std::vector<std::pair<std::string, std::string>> pairs;
     for (std::size_t i = 1; i < tokens.size(); ++i) {
         const auto eq = tokens[i].find('=');
         if (eq == 0) fail(kind, ": '", tokens[i], "' has no key before '='");
-        if (eq == std::string::npos) pairs.emplace_back(tokens[i], "");  // a bare key: true for booleans
+        if (eq == std::string::npos) pairs.emplace_back(tokens[i], "");
         else if (eq + 1 == tokens[i].size()) fail(kind, ": ", tokens[i], " has no value");
         else pairs.emplace_back(tokens[i].substr(0, eq), tokens[i].substr(eq + 1));
     }
-    // Wraps descriptor errors (impossible shapes) so that they quote the spec.
-    const auto build = [&](auto make) -> AnyLayer {
-        try {
-            return make();
-        } catch (const roofplan::invalid_argument& e) {
-            fail(e.what(), " (in spec \"", text, "\")");
-        }
-    };
+    return pairs;
+}
 
-    if (kind == "conv2d") {
-        const SpecReader r(kind, pairs, {{"cin", "in_channels", "input channels"}, {"cout", "out_channels", "output channels"},
-                                          {"k", "kernel", "kernel size, 3 or 1x7"}, {"s", "stride", "stride, default 1"},
-                                          {"p", "padding", "zero padding, default 0"}, {"d", "dilation", "dilation, default 1"},
-                                          {"g", "groups", "groups, default 1"}, detail::key_h, detail::key_w,
-                                          {"bias", "", "bias, default 1"}});
-        return build([&] {
-            return AnyLayer{Conv2D{{.in_channels = r.integer("cin"), .out_channels = r.integer("cout"),
-                                    .in_height = r.integer("h"), .in_width = r.integer("w"), .kernel = r.extent("k"),
-                                    .stride = r.extent("s", 1), .padding = r.extent("p", 0, 0),
-                                    .dilation = r.extent("d", 1), .groups = r.integer("g", 1), .bias = r.flag("bias", true)}}};
-        });
+}  // namespace detail
+
+/// The layer kinds a spec may name: every layer type.
+inline std::string layer_spec_kinds() {
+    std::string out;
+    for (std::string_view k : layer_type_names()) {
+        if (!out.empty()) out += ", ";
+        out += k;
     }
-    if (kind == "linear") {
-        const SpecReader r(kind, pairs, {{"in", "in_features", "input features"}, {"out", "out_features", "output features"},
-                                          {"rows", "seq", "vectors per instance (sequence length), default 1"},
-                                          {"bias", "", "bias, default 1"}});
-        return build([&] {
-            return AnyLayer{Linear{{.in_features = r.integer("in"), .out_features = r.integer("out"),
-                                    .bias = r.flag("bias", true), .rows = r.integer("rows", 1)}}};
-        });
+    return out;
+}
+
+/// Parses a one-line layer spec, `KIND key=value ...` (keys in any order, case-insensitive), into a layer.  The kinds
+/// and keys are the layers' own field tables (`L::describe()`): a key is a field's short or long name.
+/// Example: `parse_layer_spec("conv2d cin=64 cout=64 k=3 s=1 p=1 h=56 w=56")` is ResNet-50's layer1.0.conv2 with a
+/// bias (params 36,928).  Kernels, strides and paddings take `3` or `1x7`; shapes take `64x56x56`; booleans take
+/// 1/0/true/false or the bare key.  Errors name the kind, the key, the bad value and what is accepted.
+inline AnyLayer parse_layer_spec(std::string_view text) {
+    using roofplan::detail::fail;
+    const std::vector<std::string> tokens = detail::spec_tokens(text);
+    if (tokens.empty()) fail("empty layer spec; expected e.g. \"conv2d cin=64 cout=64 k=3 s=1 p=1 h=56 w=56\"");
+    std::string kind;
+    for (char c : tokens[0]) kind += roofplan::detail::lower(c);
+    std::optional<AnyLayer> layer;
+    for_each_layer_type([&]<class L>(std::type_identity<L>) {
+        if (const auto index = L::describe().find_type(kind); index && !layer)
+            layer = detail::parse_as<L>(*index, kind, detail::spec_pairs(kind, tokens), text);
+    });
+    if (!layer) {
+        const auto close = roofplan::detail::close_matches(kind, layer_type_names(), 3);
+        fail("unknown layer kind '", tokens[0], "'", close.empty() ? "" : " (did you mean " + close.front() + "?)",
+             "; accepted: ", layer_spec_kinds());
     }
-    if (kind == "attention") {
-        const SpecReader r(kind, pairs, {{"d", "model_dim", "model width"}, {"heads", "", "attention heads"},
-                                          {"seq", "q_len", "query length"}, {"kv_len", "", "key length, default seq"},
-                                          {"head_dim", "", "width per head, default d/heads"},
-                                          {"kv_heads", "", "key/value heads (GQA), default heads"},
-                                          {"causal", "", "causal mask, default 0"}, {"bias", "", "projection biases, default 1"},
-                                          {"rotary", "", "rotary embeddings, default 0"}});
-        return build([&] {
-            return AnyLayer{MultiHeadAttention{{.model_dim = r.integer("d"), .heads = r.integer("heads"),
-                                                .head_dim = r.integer("head_dim", 0), .kv_heads = r.integer("kv_heads", 0),
-                                                .q_len = r.integer("seq"), .kv_len = r.integer("kv_len", 0),
-                                                .causal = r.flag("causal", false), .bias = r.flag("bias", true),
-                                                .rotary = r.flag("rotary", false)}}};
-        });
-    }
-    if (kind == "maxpool2d" || kind == "avgpool2d") {
-        const SpecReader r(kind, pairs, {detail::key_c, detail::key_h, detail::key_w, {"k", "kernel", "window, 3 or 2x2"},
-                                          {"s", "stride", "stride, default k"}, {"p", "padding", "padding, default 0"},
-                                          {"ceil", "ceil_mode", "ceil mode, default 0"}});
-        return build([&] {
-            return AnyLayer{Pool2D{{.kind = kind == "maxpool2d" ? PoolKind::max : PoolKind::average,
-                                    .channels = r.integer("c"), .in_height = r.integer("h"), .in_width = r.integer("w"),
-                                    .kernel = r.extent("k"), .stride = r.has("s") ? r.extent("s") : Extent2{0},
-                                    .padding = r.extent("p", 0, 0), .ceil_mode = r.flag("ceil", false)}}};
-        });
-    }
-    if (kind == "adaptive_avgpool2d") {
-        const SpecReader r(kind, pairs, {detail::key_c, detail::key_h, detail::key_w, {"out", "output", "output grid, default 1"}});
-        return build([&] {
-            return AnyLayer{AdaptiveAvgPool2D{{.channels = r.integer("c"), .in_height = r.integer("h"),
-                                               .in_width = r.integer("w"), .output = r.extent("out", 1)}}};
-        });
-    }
-    if (kind == "batchnorm2d") {
-        const SpecReader r(kind, pairs, {detail::key_c, detail::key_h, detail::key_w, {"affine", "", "γ and β, default 1"}});
-        return build([&] {
-            return AnyLayer{BatchNorm2d{{.channels = r.integer("c"), .height = r.integer("h"), .width = r.integer("w"),
-                                         .affine = r.flag("affine", true)}}};
-        });
-    }
-    if (kind == "layernorm" || kind == "rmsnorm") {
-        std::vector<SpecKey> keys{{"d", "width", "normalised width"}, {"rows", "seq", "vectors per instance, default 1"}};
-        if (kind == "layernorm") keys.push_back({"affine", "", "γ and β, default 1"});
-        const SpecReader r(kind, pairs, keys);
-        return build([&] {
-            if (kind == "rmsnorm") return AnyLayer{RMSNorm{{.width = r.integer("d"), .rows = r.integer("rows", 1)}}};
-            return AnyLayer{LayerNorm{{.width = r.integer("d"), .rows = r.integer("rows", 1), .affine = r.flag("affine", true)}}};
-        });
-    }
-    if (kind == "lrn") {
-        const SpecReader r(kind, pairs, {detail::key_c, detail::key_h, detail::key_w, {"size", "", "neighbourhood, default 5"}});
-        return build([&] {
-            return AnyLayer{LocalResponseNorm{{.channels = r.integer("c"), .height = r.integer("h"),
-                                               .width = r.integer("w"), .size = r.integer("size", 5)}}};
-        });
-    }
-    if (kind == "softmax") {
-        const SpecReader r(kind, pairs, {{"shape", "", "per-instance shape, e.g. 12x384x384"}});
-        return build([&] { return AnyLayer{Softmax{{.shape = r.shape("shape")}}}; });
-    }
-    if (kind == "embedding") {
-        const SpecReader r(kind, pairs, {{"vocab", "vocabulary", "table rows (tokens)"}, {"d", "width", "embedding width"},
-                                          {"rows", "seq", "tokens per instance, default 1"}});
-        return build([&] {
-            return AnyLayer{Embedding{{.vocabulary = r.integer("vocab"), .width = r.integer("d"), .rows = r.integer("rows", 1)}}};
-        });
-    }
-    if (kind == "lstm") {
-        const SpecReader r(kind, pairs, {{"in", "input_size", "input features"}, {"hidden", "hidden_size", "hidden width"},
-                                          {"seq", "seq_len", "time steps"}, {"layers", "num_layers", "stacked layers, default 1"},
-                                          {"bidirectional", "", "default 0"},
-                                          {"bias_vectors", "", "2 (PyTorch, default), 1 (TensorFlow) or 0"}});
-        return build([&] {
-            return AnyLayer{LSTM{{.input_size = r.integer("in"), .hidden_size = r.integer("hidden"),
-                                  .seq_len = r.integer("seq"), .num_layers = r.integer("layers", 1),
-                                  .bidirectional = r.flag("bidirectional", false),
-                                  .bias_vectors = r.integer("bias_vectors", 2, 0)}}};
-        });
-    }
-    // relu, gelu, tanh, sigmoid, silu
-    const SpecReader r(kind, pairs, {{"shape", "", "per-instance shape, e.g. 64x56x56"}});
-    ActivationKind a = ActivationKind::relu;
-    for (ActivationKind k : {ActivationKind::relu, ActivationKind::gelu, ActivationKind::tanh, ActivationKind::sigmoid,
-                             ActivationKind::silu})
-        if (layers::to_string(k) == kind) a = k;
-    return build([&] { return AnyLayer{Activation{{.kind = a, .shape = r.shape("shape")}}}; });
+    return *layer;
 }
 
 }  // namespace roofplan::io

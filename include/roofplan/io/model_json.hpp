@@ -11,8 +11,10 @@
 //      {"name": "fc", "type": "linear", "out_features": 10}]}
 //
 // Layers run in order; each reads the previous layer's output shape (or the model input) unless it gives its
-// own "input" shape (a branch).  docs/model-files.md lists every type and field.  Every error names the file,
-// the JSON path of the bad field (`layers[3].kernel`) and what was expected; unknown fields are errors too.
+// own "input" shape (a branch).  The types and their fields are the layers' own field tables (`L::describe()`,
+// include/roofplan/layers/): the reader and the writer loop over them and name no layer; docs/model-files.md lists
+// them.  Every error names the file, the JSON path of the bad field (`layers[3].kernel`) and what was expected;
+// unknown fields are errors too.
 #pragma once
 
 #include <roofplan/detail/suggest.hpp>
@@ -24,9 +26,13 @@
 #include <cmath>
 #include <fstream>
 #include <initializer_list>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace roofplan::io {
@@ -53,8 +59,7 @@ inline std::string shorten(const json& v) {
     return s;
 }
 
-inline std::int64_t positive(const json& v, const std::string& where, bool allow_zero = false) {
-    const std::int64_t low = allow_zero ? 0 : 1;
+inline std::int64_t positive(const json& v, const std::string& where, std::int64_t low = 1) {
     if (!v.is_number_integer() || (v.is_number_integer() && (v.get<std::int64_t>() < low ||
                                                              v.get<std::int64_t>() > max_dimension)))
         fail(where, ": expected an integer in [", low, ", 2^31], got ", shorten(v));
@@ -85,13 +90,13 @@ public:
         return it == o_.end() ? nullptr : &*it;
     }
     [[nodiscard]] std::int64_t integer(std::string_view key, std::int64_t fallback, bool required = false,
-                                       bool allow_zero = false) {
+                                       std::int64_t low = 1) {
         const json* v = find(key);
         if (!v) {
             if (required) fail(ctx_.at(key), ": missing (required for type '", type_, "')");
             return fallback;
         }
-        return positive(*v, ctx_.at(key), allow_zero);
+        return positive(*v, ctx_.at(key), low);
     }
     [[nodiscard]] bool boolean(std::string_view key, bool fallback) {
         const json* v = find(key);
@@ -99,16 +104,19 @@ public:
         if (!v->is_boolean()) fail(ctx_.at(key), ": expected true or false, got ", shorten(*v));
         return v->get<bool>();
     }
-    [[nodiscard]] double number(std::string_view key, double fallback) {
+    /// A number, in [low, below) when `below` > 0.
+    [[nodiscard]] double number(std::string_view key, double fallback, std::int64_t low = 0, std::int64_t below = 0) {
         const json* v = find(key);
         if (!v) return fallback;
         if (!v->is_number() || !std::isfinite(v->get<double>()))
             fail(ctx_.at(key), ": expected a number, got ", shorten(*v));
-        return v->get<double>();
+        const double value = v->get<double>();
+        if (below > 0 && !(value >= static_cast<double>(low) && value < static_cast<double>(below)))
+            fail(ctx_.at(key), ": expected a number in [", low, ", ", below, "), got ", shorten(*v));
+        return value;
     }
     /// An integer or a [height, width] pair.
-    [[nodiscard]] Extent2 extent(std::string_view key, Extent2 fallback, bool required = false,
-                                 bool allow_zero = false) {
+    [[nodiscard]] Extent2 extent(std::string_view key, Extent2 fallback, bool required = false, std::int64_t low = 1) {
         const json* v = find(key);
         if (!v) {
             if (required) fail(ctx_.at(key), ": missing (required for type '", type_, "')");
@@ -116,12 +124,11 @@ public:
         }
         if (v->is_array()) {
             if (v->size() != 2) fail(ctx_.at(key), ": expected an integer or [height, width], got ", shorten(*v));
-            return {positive((*v)[0], ctx_.at(key) + "[0]", allow_zero),
-                    positive((*v)[1], ctx_.at(key) + "[1]", allow_zero)};
+            return {positive((*v)[0], ctx_.at(key) + "[0]", low), positive((*v)[1], ctx_.at(key) + "[1]", low)};
         }
         if (!v->is_number_integer())
             fail(ctx_.at(key), ": expected an integer or [height, width], got ", shorten(*v));
-        return positive(*v, ctx_.at(key), allow_zero);
+        return positive(*v, ctx_.at(key), low);
     }
     [[nodiscard]] Shape shape_field(std::string_view key) {
         const json* v = find(key);
@@ -156,15 +163,8 @@ private:
     std::vector<std::string> used_;
 };
 
-inline constexpr std::array<std::string_view, 22> layer_types{
-    "conv2d", "linear", "attention", "matmul", "batchnorm2d", "layernorm", "rmsnorm", "lrn",
-    "relu", "gelu", "tanh", "sigmoid", "silu", "softmax", "dropout", "maxpool2d", "avgpool2d",
-    "adaptive_avgpool2d", "embedding", "add", "multiply", "concat"};
-inline constexpr std::array<std::string_view, 4> more_layer_types{"flatten", "lstm", "gru", "conv_transpose2d"};
-
 [[noreturn]] inline void unknown_type(const std::string& where, const std::string& type) {
-    std::vector<std::string_view> all(layer_types.begin(), layer_types.end());
-    all.insert(all.end(), more_layer_types.begin(), more_layer_types.end());
+    const std::vector<std::string_view> all = layer_type_names();
     std::string message = where + ": unknown layer type '" + type + "'";
     const auto close = roofplan::detail::close_matches(type, all, 3);
     if (!close.empty()) {
@@ -197,167 +197,64 @@ inline std::pair<std::int64_t, std::int64_t> rows_width(const Shape& s) {
     return {rows, s[s.rank() - 1]};
 }
 
+/// A count a model file takes from the layer's input shape (its rank is checked already).
+inline std::int64_t from_input(layers::Source source, const Shape& in) {
+    using layers::Source;
+    switch (source) {
+        case Source::input_axis0: return in[0];
+        case Source::input_axis1: return in[1];
+        case Source::input_axis2: return in[2];
+        case Source::input_last: return rows_width(in).second;
+        case Source::input_rows: return rows_width(in).first;
+        case Source::input_elements: return in.elements();
+        case Source::key:
+        case Source::input_shape: break;
+    }
+    fail("model_json: an integer field cannot come from the whole input shape");
+}
+
+/// Sets one field of `config` from its key (absent: the Config's default) or from the input shape.
+template <unsigned Used, class Config>
+void read_field(Fields& f, const layers::Field<Config>& field, Config& config, const Shape& in) {
+    const bool from_key = field.source == layers::Source::key;
+    const std::string_view key = field.file_key();
+    layers::visit_member<Used>(
+        field.member, [&]<class T>(T Config::*member) {
+            T& value = config.*member;
+            if constexpr (std::same_as<T, std::int64_t>)
+                value = from_key ? f.integer(key, value, field.required(), field.min) : from_input(field.source, in);
+            else if constexpr (std::same_as<T, Extent2>) value = f.extent(key, value, field.required(), field.min);
+            else if constexpr (std::same_as<T, bool>) value = f.boolean(key, value);
+            else if constexpr (std::same_as<T, double>) value = f.number(key, value, field.min, field.below);
+            else value = from_key ? f.shape_field(key) : in;
+        });
+}
+
+/// Adds a layer of type L (the kind its type name picks) from the fields of `f` and the input shape `in`.
+template <class L>
+Shape add_as(Model& m, const LayerName& name, std::size_t kind, std::string_view type, Fields& f, const Shape& in,
+             bool grad, std::int64_t repeat) {
+    constexpr auto description = L::describe();
+    if (description.input.rank != 0)
+        need_rank(in, description.input.rank, f.ctx().at("type"), type, description.input.text);
+    typename L::Config config = description.defaults(kind);
+    for (const auto& field : description.fields) read_field<description.member_types()>(f, field, config, in);
+    f.reject_unknown();
+    return m.add(name, L{config}, grad, repeat);
+}
+
 /// Adds one layer described by `f` (type already read) that reads `in`; returns its output shape.
 inline Shape add_layer(Model& m, const LayerName& name, const std::string& type, Fields& f, const Shape& in,
                        bool first) {
-    const std::string where = f.ctx().at("type");
     const bool grad = f.boolean("needs_input_gradient", !first);
     const std::int64_t repeat = f.integer("repeat", 1);
-    auto push = [&](const auto& layer) { return m.add(name, layer, grad, repeat); };
-    if (type == "conv2d") {
-        need_rank(in, 3, where, type, "CxHxW");
-        const std::int64_t out = f.integer("out_channels", 0, true);
-        const Extent2 kernel = f.extent("kernel", 1, true);
-        const Extent2 stride = f.extent("stride", 1);
-        const Extent2 padding = f.extent("padding", 0, false, true);
-        const Extent2 dilation = f.extent("dilation", 1);
-        const std::int64_t groups = f.integer("groups", 1);
-        const bool bias = f.boolean("bias", true);
-        f.reject_unknown();
-        return push(Conv2D{{.in_channels = in[0], .out_channels = out, .in_height = in[1], .in_width = in[2],
-                            .kernel = kernel, .stride = stride, .padding = padding, .dilation = dilation,
-                            .groups = groups, .bias = bias}});
-    }
-    if (type == "conv_transpose2d") {
-        need_rank(in, 3, where, type, "CxHxW");
-        const std::int64_t out = f.integer("out_channels", 0, true);
-        const Extent2 kernel = f.extent("kernel", 1, true);
-        const Extent2 stride = f.extent("stride", 1);
-        const Extent2 padding = f.extent("padding", 0, false, true);
-        const Extent2 output_padding = f.extent("output_padding", 0, false, true);
-        const Extent2 dilation = f.extent("dilation", 1);
-        const std::int64_t groups = f.integer("groups", 1);
-        const bool bias = f.boolean("bias", true);
-        f.reject_unknown();
-        return push(ConvTranspose2D{{.in_channels = in[0], .out_channels = out, .in_height = in[1],
-                                     .in_width = in[2], .kernel = kernel, .stride = stride, .padding = padding,
-                                     .output_padding = output_padding, .dilation = dilation, .groups = groups,
-                                     .bias = bias}});
-    }
-    if (type == "linear") {
-        const std::int64_t out = f.integer("out_features", 0, true);
-        const bool bias = f.boolean("bias", true);
-        const bool tied = f.boolean("tied", false);
-        f.reject_unknown();
-        const auto [rows, width] = rows_width(in);
-        return push(Linear{{.in_features = width, .out_features = out, .bias = bias, .rows = rows, .tied = tied}});
-    }
-    if (type == "attention") {
-        need_rank(in, 2, where, type, "[sequence, width]");
-        const std::int64_t heads = f.integer("heads", 0, true);
-        const std::int64_t head_dim = f.integer("head_dim", 0, false, true);
-        const std::int64_t kv_heads = f.integer("kv_heads", 0, false, true);
-        const std::int64_t kv_len = f.integer("kv_len", 0, false, true);
-        const bool causal = f.boolean("causal", false);
-        const bool bias = f.boolean("bias", true);
-        const bool rotary = f.boolean("rotary", false);
-        f.reject_unknown();
-        return push(MultiHeadAttention{{.model_dim = in[1], .heads = heads, .head_dim = head_dim,
-                                        .kv_heads = kv_heads, .q_len = in[0], .kv_len = kv_len, .causal = causal,
-                                        .bias = bias, .rotary = rotary}});
-    }
-    if (type == "matmul") {
-        const std::int64_t count = f.integer("count", 1);
-        const std::int64_t mm = f.integer("m", 0, true);
-        const std::int64_t k = f.integer("k", 0, true);
-        const std::int64_t n = f.integer("n", 0, true);
-        f.reject_unknown();
-        return push(MatMul{{.count = count, .m = mm, .k = k, .n = n}});
-    }
-    if (type == "batchnorm2d" || type == "lrn") {
-        need_rank(in, 3, where, type, "CxHxW");
-        if (type == "lrn") {
-            const std::int64_t size = f.integer("size", 5);
-            f.reject_unknown();
-            return push(LocalResponseNorm{{.channels = in[0], .height = in[1], .width = in[2], .size = size}});
-        }
-        const bool affine = f.boolean("affine", true);
-        f.reject_unknown();
-        return push(BatchNorm2d{{.channels = in[0], .height = in[1], .width = in[2], .affine = affine}});
-    }
-    if (type == "layernorm" || type == "rmsnorm") {
-        const auto [rows, width] = rows_width(in);
-        if (type == "rmsnorm") {
-            f.reject_unknown();
-            return push(RMSNorm{{.width = width, .rows = rows}});
-        }
-        const bool affine = f.boolean("affine", true);
-        f.reject_unknown();
-        return push(LayerNorm{{.width = width, .rows = rows, .affine = affine}});
-    }
-    if (type == "relu" || type == "gelu" || type == "tanh" || type == "sigmoid" || type == "silu") {
-        f.reject_unknown();
-        const ActivationKind kind = type == "relu" ? ActivationKind::relu : type == "gelu" ? ActivationKind::gelu
-                                    : type == "tanh" ? ActivationKind::tanh : type == "sigmoid" ? ActivationKind::sigmoid
-                                                                                               : ActivationKind::silu;
-        return push(Activation{{.kind = kind, .shape = in}});
-    }
-    if (type == "softmax") {
-        f.reject_unknown();
-        return push(Softmax{{.shape = in}});
-    }
-    if (type == "dropout") {
-        const double p = f.number("probability", 0.5);
-        if (!(p >= 0.0 && p < 1.0)) fail(f.ctx().at("probability"), ": expected a number in [0, 1), got ", std::to_string(p));
-        f.reject_unknown();
-        return push(Dropout{{.shape = in, .probability = p}});
-    }
-    if (type == "maxpool2d" || type == "avgpool2d") {
-        need_rank(in, 3, where, type, "CxHxW");
-        const Extent2 kernel = f.extent("kernel", 2, true);
-        const Extent2 stride = f.extent("stride", 0, false, true);
-        const Extent2 padding = f.extent("padding", 0, false, true);
-        const bool ceil_mode = f.boolean("ceil_mode", false);
-        f.reject_unknown();
-        return push(Pool2D{{.kind = type == "maxpool2d" ? PoolKind::max : PoolKind::average, .channels = in[0],
-                            .in_height = in[1], .in_width = in[2], .kernel = kernel, .stride = stride,
-                            .padding = padding, .ceil_mode = ceil_mode}});
-    }
-    if (type == "adaptive_avgpool2d") {
-        need_rank(in, 3, where, type, "CxHxW");
-        const Extent2 output = f.extent("output", 1);
-        f.reject_unknown();
-        return push(AdaptiveAvgPool2D{{.channels = in[0], .in_height = in[1], .in_width = in[2], .output = output}});
-    }
-    if (type == "embedding") {
-        const std::int64_t vocabulary = f.integer("vocabulary", 0, true);
-        const std::int64_t width = f.integer("width", 0, true);
-        f.reject_unknown();
-        return push(Embedding{{.vocabulary = vocabulary, .width = width, .rows = in.elements()}});
-    }
-    if (type == "add") {
-        const std::int64_t inputs = f.integer("inputs", 2);
-        f.reject_unknown();
-        return push(Add{{.shape = in, .inputs = inputs}});
-    }
-    if (type == "multiply") {
-        f.reject_unknown();
-        return push(Multiply{{.shape = in}});
-    }
-    if (type == "concat") {
-        const Shape output = f.shape_field("output");
-        const std::int64_t inputs = f.integer("inputs", 2);
-        f.reject_unknown();
-        return push(Concat{{.output = output, .inputs = inputs}});
-    }
-    if (type == "flatten") {
-        f.reject_unknown();
-        return push(Flatten{{.shape = in}});
-    }
-    if (type == "lstm" || type == "gru") {
-        need_rank(in, 2, where, type, "[sequence, features]");
-        const std::int64_t hidden = f.integer("hidden_size", 0, true);
-        const std::int64_t layers = f.integer("num_layers", 1);
-        const bool bidirectional = f.boolean("bidirectional", false);
-        const std::int64_t bias_vectors = f.integer("bias_vectors", 2, false, true);
-        f.reject_unknown();
-        if (type == "gru")
-            return push(GRU{{.input_size = in[1], .hidden_size = hidden, .seq_len = in[0], .num_layers = layers,
-                             .bidirectional = bidirectional, .bias_vectors = bias_vectors}});
-        return push(LSTM{{.input_size = in[1], .hidden_size = hidden, .seq_len = in[0], .num_layers = layers,
-                          .bidirectional = bidirectional, .bias_vectors = bias_vectors}});
-    }
-    unknown_type(where, type);
+    std::optional<Shape> out;
+    for_each_layer_type([&]<class L>(std::type_identity<L>) {
+        if (out) return;
+        if (const auto kind = L::describe().find_type(type)) out = add_as<L>(m, name, *kind, type, f, in, grad, repeat);
+    });
+    if (!out) unknown_type(f.ctx().at("type"), type);
+    return *out;
 }
 
 inline std::string read_file(const std::string& file) {
@@ -444,16 +341,38 @@ inline Model load_model_json(const std::string& file) {
     return model_from_json_text(model_json_detail::read_file(file), file);
 }
 
+namespace model_json_detail {
+
+inline json shape_json(const Shape& s) {
+    json a = json::array();
+    for (int i = 0; i < s.rank(); ++i) a.push_back(s[i]);
+    return a;
+}
+
+/// One field as files give it (an extent as one integer when square); fields taken from the input shape are not
+/// written, nor `when_set` fields at their default.
+template <unsigned Used, class Config>
+void write_field(json& l, const layers::Field<Config>& field, const Config& config) {
+    if (field.source != layers::Source::key) return;
+    layers::visit_member<Used>(
+        field.member, [&]<class T>(T Config::*member) {
+            const T& value = config.*member;
+            static const Config defaults{};
+            if (field.presence == layers::Presence::when_set && value == defaults.*member) return;
+            json& out = l[std::string(field.file_key())];
+            if constexpr (std::same_as<T, Shape>) out = shape_json(value);
+            else if constexpr (std::same_as<T, Extent2>)
+                out = value.h == value.w ? json(value.h) : json::array({value.h, value.w});
+            else out = value;
+        });
+}
+
+}  // namespace model_json_detail
+
 /// Writes any model (a zoo model, an imported one) as "roofplan-model/1"; every layer carries its "input"
 /// shape, so the document reads back to the same layers.
 inline nlohmann::json model_to_json(const Model& m) {
-    using json = nlohmann::json;
-    auto shape_json = [](const Shape& s) {
-        json a = json::array();
-        for (int i = 0; i < s.rank(); ++i) a.push_back(s[i]);
-        return a;
-    };
-    auto ext = [](Extent2 e) { return e.h == e.w ? json(e.h) : json::array({e.h, e.w}); };
+    using namespace model_json_detail;
     json layers = json::array();
     for (std::size_t i = 0; i < m.nodes().size(); ++i) {
         const Node& n = m.nodes()[i];
@@ -461,105 +380,11 @@ inline nlohmann::json model_to_json(const Model& m) {
         if (n.repeat != 1) l["repeat"] = n.repeat;
         if (n.needs_input_gradient == (i == 0)) l["needs_input_gradient"] = n.needs_input_gradient;
         std::visit(
-            [&](const auto& layer) {
-                using L = std::decay_t<decltype(layer)>;
-                const auto& c = layer.config();
-                if constexpr (std::same_as<L, Conv2D>) {
-                    l["type"] = "conv2d";
-                    l["out_channels"] = c.out_channels;
-                    l["kernel"] = ext(c.kernel);
-                    l["stride"] = ext(c.stride);
-                    l["padding"] = ext(c.padding);
-                    l["dilation"] = ext(c.dilation);
-                    l["groups"] = c.groups;
-                    l["bias"] = c.bias;
-                } else if constexpr (std::same_as<L, ConvTranspose2D>) {
-                    l["type"] = "conv_transpose2d";
-                    l["out_channels"] = c.out_channels;
-                    l["kernel"] = ext(c.kernel);
-                    l["stride"] = ext(c.stride);
-                    l["padding"] = ext(c.padding);
-                    l["output_padding"] = ext(c.output_padding);
-                    l["dilation"] = ext(c.dilation);
-                    l["groups"] = c.groups;
-                    l["bias"] = c.bias;
-                } else if constexpr (std::same_as<L, Linear>) {
-                    l["type"] = "linear";
-                    l["out_features"] = c.out_features;
-                    l["bias"] = c.bias;
-                    if (c.tied) l["tied"] = true;
-                    // rows·in_features, as [rows, in] so the reader recovers both
-                    l["input"] = c.rows == 1 ? json::array({c.in_features}) : json::array({c.rows, c.in_features});
-                } else if constexpr (std::same_as<L, MultiHeadAttention>) {
-                    l["type"] = "attention";
-                    l["heads"] = c.heads;
-                    l["head_dim"] = c.head_dim;
-                    l["kv_heads"] = c.kv_heads;
-                    l["kv_len"] = c.kv_len;
-                    l["causal"] = c.causal;
-                    l["bias"] = c.bias;
-                    l["rotary"] = c.rotary;
-                } else if constexpr (std::same_as<L, MatMul>) {
-                    l["type"] = "matmul";
-                    l["count"] = c.count;
-                    l["m"] = c.m;
-                    l["k"] = c.k;
-                    l["n"] = c.n;
-                } else if constexpr (std::same_as<L, BatchNorm2d>) {
-                    l["type"] = "batchnorm2d";
-                    l["affine"] = c.affine;
-                } else if constexpr (std::same_as<L, LayerNorm>) {
-                    l["type"] = "layernorm";
-                    l["affine"] = c.affine;
-                    l["input"] = json::array({c.rows, c.width});
-                } else if constexpr (std::same_as<L, RMSNorm>) {
-                    l["type"] = "rmsnorm";
-                    l["input"] = json::array({c.rows, c.width});
-                } else if constexpr (std::same_as<L, LocalResponseNorm>) {
-                    l["type"] = "lrn";
-                    l["size"] = c.size;
-                } else if constexpr (std::same_as<L, Activation>) {
-                    l["type"] = std::string(layer.kind_name());
-                } else if constexpr (std::same_as<L, Softmax>) {
-                    l["type"] = "softmax";
-                } else if constexpr (std::same_as<L, Dropout>) {
-                    l["type"] = "dropout";
-                    l["probability"] = c.probability;
-                } else if constexpr (std::same_as<L, Pool2D>) {
-                    l["type"] = std::string(layer.kind_name());
-                    l["kernel"] = ext(c.kernel);
-                    l["stride"] = ext(c.stride);
-                    l["padding"] = ext(c.padding);
-                    l["ceil_mode"] = c.ceil_mode;
-                } else if constexpr (std::same_as<L, AdaptiveAvgPool2D>) {
-                    l["type"] = "adaptive_avgpool2d";
-                    l["output"] = ext(c.output);
-                } else if constexpr (std::same_as<L, Embedding>) {
-                    l["type"] = "embedding";
-                    l["vocabulary"] = c.vocabulary;
-                    l["width"] = c.width;
-                } else if constexpr (std::same_as<L, Add>) {
-                    l["type"] = "add";
-                    l["inputs"] = c.inputs;
-                } else if constexpr (std::same_as<L, Multiply>) {
-                    l["type"] = "multiply";
-                } else if constexpr (std::same_as<L, Concat>) {
-                    l["type"] = "concat";
-                    l["output"] = shape_json(c.output);
-                    l["inputs"] = c.inputs;
-                } else if constexpr (std::same_as<L, Flatten>) {
-                    l["type"] = "flatten";
-                } else if constexpr (std::same_as<L, LSTM> || std::same_as<L, GRU>) {
-                    l["type"] = std::same_as<L, LSTM> ? "lstm" : "gru";
-                    l["hidden_size"] = c.hidden_size;
-                    l["num_layers"] = c.num_layers;
-                    l["bidirectional"] = c.bidirectional;
-                    l["bias_vectors"] = c.bias_vectors;
-                } else {
-                    static_assert(std::same_as<L, AdditiveAttention>, "model_to_json: a layer type is missing");
-                    roofplan::detail::fail("model_to_json: layer '", n.name.view(),
-                                           "' (additive attention) has no roofplan-model/1 form");
-                }
+            [&]<class L>(const L& layer) {
+                constexpr auto description = L::describe();
+                l["type"] = std::string(description.type_of(layer.config()));
+                for (const auto& field : description.fields)
+                    write_field<description.member_types()>(l, field, layer.config());
             },
             n.layer);
         layers.push_back(std::move(l));

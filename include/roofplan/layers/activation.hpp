@@ -1,8 +1,7 @@
 // roofplan/layers/activation.hpp — activations, softmax and dropout (elementwise, memory-bound).
 #pragma once
 
-#include <roofplan/layers/detail_cost.hpp>
-#include <roofplan/shape.hpp>
+#include <roofplan/layers/detail_per_element.hpp>
 
 namespace roofplan::layers {
 
@@ -31,101 +30,87 @@ constexpr std::int64_t activation_flops(ActivationKind k, bool backward) {
     return 1;
 }
 
+struct ActivationConfig {
+    ActivationKind kind = ActivationKind::relu;
+    Shape shape{};
+};
+
 /// An elementwise activation over a per-instance shape.  No parameters.
-class Activation {
+class Activation : public detail::PerElement<ActivationConfig> {
 public:
-    struct Config {
-        ActivationKind kind = ActivationKind::relu;
-        Shape shape{};
-    };
+    using Config = ActivationConfig;
     static constexpr std::string_view type_name = "activation";
 
-    constexpr explicit Activation(const Config& config) : c_(config) {
-        if (c_.shape.rank() == 0) roofplan::detail::fail(to_string(c_.kind), ": the input shape is missing");
-        elements_ = c_.shape.elements();
-    }
-    [[nodiscard]] constexpr const Config& config() const { return c_; }
+    constexpr explicit Activation(const Config& config)
+        : PerElement(config, detail::given_shape(config.shape, to_string(config.kind)),
+                     {.forward_flops = activation_flops(config.kind, false),
+                      .backward_flops = activation_flops(config.kind, true), .backward_reads = 2,  // dy and x (or y)
+                      .backward_writes = 1}) {}
     [[nodiscard]] constexpr std::string_view kind_name() const { return to_string(c_.kind); }
-    [[nodiscard]] constexpr std::int64_t params() const { return 0; }
-    [[nodiscard]] constexpr Shape input_shape() const { return c_.shape; }
-    [[nodiscard]] constexpr Shape output_shape() const { return c_.shape; }
-    [[nodiscard]] constexpr std::int64_t paper_ops() const { return 0; }
-    [[nodiscard]] constexpr PassCost forward(std::int64_t batch) const {
-        return detail::elementwise(batch, elements_, activation_flops(c_.kind, false), 1, 1);
-    }
-    [[nodiscard]] constexpr PassCost backward_data(std::int64_t batch) const {  // reads dy and x (or y)
-        return detail::elementwise(batch, elements_, activation_flops(c_.kind, true), 2, 1);
-    }
-    [[nodiscard]] constexpr PassCost backward_weight(std::int64_t batch) const { return detail::nothing(batch); }
 
-private:
-    Config c_;
-    std::int64_t elements_ = 0;
+    /// One type name per kind, in ActivationKind's order: `{"type": "gelu"}`, `gelu shape=384x3072`.
+    static constexpr auto describe() {
+        return Description<Config, 1, 5>{
+            .types = {"relu", "gelu", "tanh", "sigmoid", "silu"},
+            .fields = {detail::shape_field<Config>("per-instance shape, e.g. 64x56x56")},
+            .kind = {[](const Config& c) { return static_cast<std::size_t>(c.kind); },
+                     [](Config& c, std::size_t kind) { c.kind = static_cast<ActivationKind>(kind); }}};
+    }
+};
+
+struct SoftmaxConfig {
+    Shape shape{};
 };
 
 /// Softmax over the last axis of a per-instance shape: 5 FLOP per element forward (max, subtract, exp, sum,
 /// divide), 4 backward (dot product with y, subtract, multiply).
-class Softmax {
+class Softmax : public detail::PerElement<SoftmaxConfig> {
 public:
-    struct Config {
-        Shape shape{};
-    };
+    using Config = SoftmaxConfig;
     static constexpr std::string_view type_name = "softmax";
 
-    constexpr explicit Softmax(const Config& config) : c_(config) {
-        if (c_.shape.rank() == 0) roofplan::detail::fail("softmax: the input shape is missing");
-        elements_ = c_.shape.elements();
-    }
-    [[nodiscard]] constexpr const Config& config() const { return c_; }
-    [[nodiscard]] constexpr std::int64_t params() const { return 0; }
-    [[nodiscard]] constexpr Shape input_shape() const { return c_.shape; }
-    [[nodiscard]] constexpr Shape output_shape() const { return c_.shape; }
-    [[nodiscard]] constexpr std::int64_t paper_ops() const { return 0; }
-    [[nodiscard]] constexpr PassCost forward(std::int64_t batch) const {
-        return detail::elementwise(batch, elements_, 5, 1, 1);
-    }
-    [[nodiscard]] constexpr PassCost backward_data(std::int64_t batch) const {
-        return detail::elementwise(batch, elements_, 4, 2, 1);
-    }
-    [[nodiscard]] constexpr PassCost backward_weight(std::int64_t batch) const { return detail::nothing(batch); }
+    constexpr explicit Softmax(const Config& config)
+        : PerElement(config, detail::given_shape(config.shape, type_name),
+                     {.forward_flops = 5, .backward_flops = 4, .backward_reads = 2, .backward_writes = 1}) {}
 
-private:
-    Config c_;
-    std::int64_t elements_ = 0;
+    static constexpr auto describe() {
+        return Description<Config, 1>{
+            .types = {type_name}, .fields = {detail::shape_field<Config>("per-instance shape, e.g. 12x384x384")}};
+    }
+};
+
+struct DropoutConfig {
+    Shape shape{};
+    double probability = 0.5;
 };
 
 /// Dropout with drop probability p (training): a mask multiply, 1 FLOP/element, the input read and the
 /// output written (the mask is generated in registers; its 1-byte store is ignored).  Inference skips it.
-class Dropout {
+class Dropout : public detail::PerElement<DropoutConfig> {
 public:
-    struct Config {
-        Shape shape{};
-        double probability = 0.5;
-    };
+    using Config = DropoutConfig;
     static constexpr std::string_view type_name = "dropout";
 
-    constexpr explicit Dropout(const Config& config) : c_(config) {
-        if (c_.shape.rank() == 0) roofplan::detail::fail("dropout: the input shape is missing");
+    constexpr explicit Dropout(const Config& config)
+        : PerElement(config, detail::given_shape(config.shape, type_name),
+                     {.forward_flops = 1, .backward_flops = 1, .backward_reads = 1, .backward_writes = 1}) {
         if (!(c_.probability >= 0.0 && c_.probability < 1.0))
             roofplan::detail::fail("dropout: probability must be in [0, 1)");
-        elements_ = c_.shape.elements();
     }
-    [[nodiscard]] constexpr const Config& config() const { return c_; }
-    [[nodiscard]] constexpr std::int64_t params() const { return 0; }
-    [[nodiscard]] constexpr Shape input_shape() const { return c_.shape; }
-    [[nodiscard]] constexpr Shape output_shape() const { return c_.shape; }
-    [[nodiscard]] constexpr std::int64_t paper_ops() const { return 0; }
-    [[nodiscard]] constexpr PassCost forward(std::int64_t batch) const {
-        return detail::elementwise(batch, elements_, 1, 1, 1);
-    }
-    [[nodiscard]] constexpr PassCost backward_data(std::int64_t batch) const {
-        return detail::elementwise(batch, elements_, 1, 1, 1);
-    }
-    [[nodiscard]] constexpr PassCost backward_weight(std::int64_t batch) const { return detail::nothing(batch); }
 
-private:
-    Config c_;
-    std::int64_t elements_ = 0;
+    static constexpr auto describe() {
+        return Description<Config, 2>{
+            .types = {type_name},
+            .fields = {detail::shape_field<Config>("per-instance shape, e.g. 128x768"),
+                       field("p", "probability", &Config::probability, "drop probability").in_range(0, 1)}};
+    }
 };
 
 }  // namespace roofplan::layers
+
+namespace roofplan {
+using layers::Activation;
+using layers::ActivationKind;
+using layers::Dropout;
+using layers::Softmax;
+}  // namespace roofplan

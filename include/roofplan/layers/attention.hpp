@@ -1,7 +1,9 @@
 // roofplan/layers/attention.hpp — multi-head (and grouped-query) attention, projections included.
 #pragma once
 
+#include <roofplan/layers/describe.hpp>
 #include <roofplan/layers/detail_cost.hpp>
+#include <roofplan/layers/explain.hpp>
 #include <roofplan/shape.hpp>
 
 namespace roofplan::layers {
@@ -136,6 +138,22 @@ public:
         return p;
     }
 
+    /// In model files the input is [sequence, width].
+    static constexpr auto describe() {
+        return Description<Config, 9>{
+            .types = {type_name},
+            .input = {2, "[sequence, width]"},
+            .fields = {field("d", "model_dim", &Config::model_dim, "model width").from(Source::input_axis1).needed(),
+                       field("heads", "", &Config::heads, "attention heads").needed(),
+                       field("seq", "q_len", &Config::q_len, "query length").from(Source::input_axis0).needed(),
+                       field("kv_len", "", &Config::kv_len, "key length, default seq").at_least(0),
+                       field("head_dim", "", &Config::head_dim, "width per head, default d/heads").at_least(0),
+                       field("kv_heads", "", &Config::kv_heads, "key/value heads (GQA), default heads").at_least(0),
+                       field("causal", "", &Config::causal, "causal mask, default 0"),
+                       field("bias", "", &Config::bias, "projection biases, default 1"),
+                       field("rotary", "", &Config::rotary, "rotary embeddings, default 0")}};
+    }
+
 private:
     [[nodiscard]] constexpr std::int64_t bias_adds() const {
         return c_.q_len * (q_width_ + c_.model_dim) + 2 * c_.kv_len * kv_width_;
@@ -147,6 +165,79 @@ private:
     std::int64_t pairs_ = 0;
     std::int64_t projection_macs_ = 0;
     std::int64_t core_macs_ = 0;
+};
+
+template <>
+struct Explain<MultiHeadAttention> {
+    static void steps(Derivation& d, const MultiHeadAttention& layer) {
+        const MultiHeadAttention::Config& c = layer.config();
+        output_step(d, layer, "seq×d");
+        d.count("head_dim", "dh", "", "", c.head_dim, "", "width per head (d/heads unless given)");
+        params(d, layer);
+        d.section("operations per instance");
+        if (c.causal)
+            d.checked("score_pairs", "pairs", "L·(Lkv − L) + L·(L + 1)/2",
+                      num(c.q_len) + "·(" + num(c.kv_len) + " − " + num(c.q_len) + ") + " + num(c.q_len) + "·(" +
+                          num(c.q_len) + " + 1)/2",
+                      c.q_len * (c.kv_len - c.q_len) + c.q_len * (c.q_len + 1) / 2, layer.score_pairs(), "",
+                      "(query, key) pairs the causal mask keeps");
+        else
+            d.checked("score_pairs", "pairs", "L·Lkv", num(c.q_len) + "·" + num(c.kv_len), c.q_len * c.kv_len,
+                      layer.score_pairs(), "", "(query, key) pairs");
+        work(d, layer);
+    }
+    static std::optional<PassMacs> pass_macs(const MultiHeadAttention& layer, Pass pass, std::int64_t instances) {
+        const std::int64_t projections = layer.projection_macs(), core = layer.core_macs();
+        if (pass == Pass::backward_data)
+            return PassMacs{"B·(projections + 2·(QKᵀ + P·V))",
+                            num(instances) + "·(" + num(projections) + " + 2·" + num(core) + ")",
+                            instances * (projections + 2 * core),
+                            "dX through the projections; dP, dV, dQ, dK: two products per forward one"};
+        if (pass == Pass::backward_weight)
+            return PassMacs{"B·projections", num(instances) + "·" + num(projections), instances * projections,
+                            "weight gradients of the four projections; the score products have no weights"};
+        return std::nullopt;
+    }
+
+private:
+    static void params(Derivation& d, const MultiHeadAttention& layer) {
+        const MultiHeadAttention::Config& c = layer.config();
+        const std::int64_t qw = c.heads * c.head_dim, kvw = c.kv_heads * c.head_dim;
+        d.section("parameters");
+        std::string f = "2·d·(h·dh) + 2·d·(hkv·dh)";
+        std::string s = "2·" + num(c.model_dim) + "·(" + num(c.heads) + "·" + num(c.head_dim) + ") + 2·" +
+                        num(c.model_dim) + "·(" + num(c.kv_heads) + "·" + num(c.head_dim) + ")";
+        std::int64_t p = 2 * c.model_dim * qw + 2 * c.model_dim * kvw;
+        if (c.bias) {
+            f += " + (h·dh + 2·hkv·dh + d)";
+            s += " + (" + num(qw) + " + 2·" + num(kvw) + " + " + num(c.model_dim) + ")";
+            p += qw + 2 * kvw + c.model_dim;
+        }
+        d.checked("params", "params", f, s, p, layer.params(), "",
+                  "Wq, Wo: d×(h·dh); Wk, Wv: d×(hkv·dh)" + std::string(c.bias ? "; and their biases" : ""));
+    }
+    /// The projections (linear in the length), the score and context products (quadratic), the rest.
+    static void work(Derivation& d, const MultiHeadAttention& layer) {
+        const MultiHeadAttention::Config& c = layer.config();
+        const std::int64_t qw = c.heads * c.head_dim, kvw = c.kv_heads * c.head_dim;
+        d.checked("projection_macs", "projections", "L·d·2·(h·dh) + Lkv·d·2·(hkv·dh)",
+                  num(c.q_len) + "·" + num(c.model_dim) + "·2·" + num(qw) + " + " + num(c.kv_len) + "·" +
+                      num(c.model_dim) + "·2·" + num(kvw),
+                  c.q_len * c.model_dim * 2 * qw + c.kv_len * c.model_dim * 2 * kvw, layer.projection_macs(), "MACs",
+                  "Q and O over the queries, K and V over the keys: linear in the length");
+        d.checked("core_macs", "QKᵀ + P·V", "2·h·pairs·dh",
+                  "2·" + num(c.heads) + "·" + num(layer.score_pairs()) + "·" + num(c.head_dim),
+                  2 * c.heads * layer.score_pairs() * c.head_dim, layer.core_macs(), "MACs",
+                  "scores and context: quadratic in the length");
+        d.checked("macs_per_instance", "MACs", "projections + QKᵀ + P·V",
+                  num(layer.projection_macs()) + " + " + num(layer.core_macs()),
+                  layer.projection_macs() + layer.core_macs(), layer.forward(1).macs.value());
+        d.count("vector_flops_per_instance", "vector FLOPs",
+                "6·h·pairs + bias adds" + std::string(c.rotary ? " + rotary" : ""), "",
+                layer.forward(1).vector_flops.value(), "FLOP", "softmax 5 and 1/√dh scaling 1 per score");
+        d.count("paper_ops", "paper ops", "MACs + bias adds", "", layer.paper_ops(), "",
+                "the paper's count: a multiply-add is 1, a bias add 1");
+    }
 };
 
 /// Additive (Bahdanau) attention core, as GNMT uses it: score(q, k) = vᵀ·tanh(keys + W·q + b) (with
@@ -214,10 +305,39 @@ public:
         return p;
     }
 
+    /// In model files the input is the projected queries, [queries, units].
+    static constexpr auto describe() {
+        return Description<Config, 5>{
+            .types = {type_name},
+            .input = {2, "[queries, units]"},
+            .fields = {field("queries", "query_len", &Config::query_len, "query steps")
+                           .from(Source::input_axis0)
+                           .needed(),
+                       field("memory", "memory_len", &Config::memory_len, "memory steps (keys)").needed(),
+                       field("units", "", &Config::units, "attention units").from(Source::input_axis1).needed(),
+                       field("width", "memory_width", &Config::memory_width, "memory width (values)").needed(),
+                       field("normalized", "", &Config::normalized, "v rescaled by g/‖v‖, default 1")}};
+    }
+
 private:
     Config c_;
     std::int64_t pairs_ = 0;
     std::int64_t macs_ = 0;
 };
 
+template <>
+struct Explain<AdditiveAttention> {
+    static void params(Derivation& d, const AdditiveAttention& layer) {
+        const AdditiveAttention::Config& c = layer.config();
+        d.checked("params", "params", c.normalized ? "2·units + 1" : "2·units",
+                  "2·" + num(c.units) + (c.normalized ? " + 1" : ""), 2 * c.units + (c.normalized ? 1 : 0),
+                  layer.params(), "", c.normalized ? "v and b per unit, and the scalar g" : "v and b per unit");
+    }
+};
+
 }  // namespace roofplan::layers
+
+namespace roofplan {
+using layers::AdditiveAttention;
+using layers::MultiHeadAttention;
+}  // namespace roofplan

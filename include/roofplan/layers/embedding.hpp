@@ -1,7 +1,10 @@
 // roofplan/layers/embedding.hpp — token/position embedding lookup tables.
+// docs/extending.md shows this file as the example of a layer header (a test keeps the two identical).
 #pragma once
 
+#include <roofplan/layers/describe.hpp>
 #include <roofplan/layers/detail_cost.hpp>
+#include <roofplan/layers/explain.hpp>
 #include <roofplan/shape.hpp>
 
 namespace roofplan::layers {
@@ -50,10 +53,41 @@ public:
         return p;
     }
 
+    /// In model files the input holds the token ids: rows is its element count.
+    static constexpr auto describe() {
+        return Description<Config, 3>{
+            .types = {type_name},
+            .fields = {field("vocab", "vocabulary", &Config::vocabulary, "table rows (tokens)").needed(),
+                       field("d", "width", &Config::width, "embedding width").needed(),
+                       field("rows", "seq", &Config::rows, "tokens per instance, default 1")
+                           .from(Source::input_elements)}};
+    }
+
 private:
     Config c_;
     std::int64_t table_ = 0;
     std::int64_t gathered_ = 0;
 };
 
+template <>
+struct Explain<Embedding> {
+    static void steps(Derivation& d, const Embedding& layer) {
+        const Embedding::Config& c = layer.config();
+        output_step(d, layer);
+        d.section("parameters");
+        d.checked("params", "params", "vocab·d", num(c.vocabulary) + "·" + num(c.width), c.vocabulary * c.width,
+                  layer.params(), "", "the table");
+        d.section("operations per instance");
+        macs_step(d, layer);
+        d.checked("gathered", "gathered", "rows·d", num(c.rows) + "·" + num(c.width), c.rows * c.width,
+                  layer.forward(1).weight_elements_read, "elements",
+                  "a lookup copies one table row per token: pure data movement");
+        paper_ops_step(d, layer);
+    }
+};
+
 }  // namespace roofplan::layers
+
+namespace roofplan {
+using layers::Embedding;
+}  // namespace roofplan

@@ -17,7 +17,9 @@
 #include <concepts>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <variant>
+#include <vector>
 
 namespace roofplan {
 
@@ -34,43 +36,58 @@ concept Layer = requires(const L& layer, std::int64_t batch) {
     { layer.backward_weight(batch) } -> std::same_as<PassCost>;
 };
 
-using layers::Activation;
-using layers::ActivationKind;
-using layers::AdaptiveAvgPool2D;
-using layers::Add;
-using layers::AdditiveAttention;
-using layers::BatchNorm2d;
-using layers::Concat;
-using layers::Conv2D;
-using layers::ConvTranspose2D;
-using layers::Dropout;
-using layers::Embedding;
-using layers::Flatten;
-using layers::GRU;
-using layers::LayerNorm;
-using layers::Linear;
-using layers::LocalResponseNorm;
-using layers::LSTM;
-using layers::MatMul;
-using layers::MultiHeadAttention;
-using layers::Multiply;
-using layers::Pool2D;
-using layers::PoolKind;
-using layers::RMSNorm;
-using layers::Softmax;
-
-/// Any layer descriptor (for runtime-built and imported models).
-using AnyLayer = std::variant<Linear, Conv2D, MultiHeadAttention, AdditiveAttention, BatchNorm2d, LayerNorm, RMSNorm,
-                              LocalResponseNorm, Activation, Softmax, Dropout, Pool2D, AdaptiveAvgPool2D, Embedding,
-                              Add, Multiply, Concat, Flatten, LSTM, MatMul, GRU, ConvTranspose2D>;
+/// Any layer descriptor (for runtime-built and imported models).  A new layer type is its header (the class with its
+/// field table, `describe()`, and optionally an `Explain<L>` beside it), its #include above and one entry here: the
+/// model-file reader and writer, the layer-spec parser and `explain` loop over this list (docs/extending.md).
+using AnyLayer = std::variant<Linear,
+                              Conv2D,
+                              MultiHeadAttention,
+                              AdditiveAttention,
+                              BatchNorm2d,
+                              LayerNorm,
+                              RMSNorm,
+                              LocalResponseNorm,
+                              Activation,
+                              Softmax,
+                              Dropout,
+                              Pool2D,
+                              AdaptiveAvgPool2D,
+                              Embedding,
+                              Add,
+                              Multiply,
+                              Concat,
+                              Flatten,
+                              LSTM,
+                              MatMul,
+                              GRU,
+                              ConvTranspose2D>;
 
 namespace detail {
 template <class Variant>
 struct all_layers;
 template <class... Ls>
-struct all_layers<std::variant<Ls...>> : std::bool_constant<(Layer<Ls> && ...)> {};
+struct all_layers<std::variant<Ls...>> : std::bool_constant<((Layer<Ls> && layers::Described<Ls>) && ...)> {};
 }  // namespace detail
-static_assert(detail::all_layers<AnyLayer>::value, "every alternative of AnyLayer must model roofplan::Layer");
+static_assert(detail::all_layers<AnyLayer>::value,
+              "every alternative of AnyLayer must model roofplan::Layer and declare its fields (L::describe())");
+
+/// Calls `visit(std::type_identity<L>{})` for each layer type of AnyLayer, in the variant's order (what the model
+/// file reader and the layer-spec parser loop over).
+template <class Visit>
+constexpr void for_each_layer_type(Visit&& visit) {
+    [&]<class... Ls>(std::type_identity<std::variant<Ls...>>) {
+        (visit(std::type_identity<Ls>{}), ...);
+    }(std::type_identity<AnyLayer>{});
+}
+
+/// Every layer type name that model files and layer specs accept ("linear", "conv2d", ..., "relu", "gelu", ...).
+inline std::vector<std::string_view> layer_type_names() {
+    std::vector<std::string_view> names;
+    for_each_layer_type([&]<class L>(std::type_identity<L>) {
+        for (std::string_view type : L::describe().types) names.push_back(type);
+    });
+    return names;
+}
 
 /// The cost of one pass of a layer over a batch.
 template <Layer L>
@@ -135,15 +152,26 @@ constexpr std::optional<double> gamma(const L& layer, std::int64_t batch) {
     return static_cast<double>(ops) * static_cast<double>(batch) / static_cast<double>(p);
 }
 
-/// A short type label for tables: "conv2d", "linear", "relu", "maxpool2d", ...
+/// A short type label for tables, the layer's type name in files and specs: "conv2d", "linear", "relu", "maxpool2d".
 template <Layer L>
 constexpr std::string_view type_label(const L& layer) {
-    if constexpr (std::same_as<L, Activation>) return layer.kind_name();
-    else if constexpr (std::same_as<L, Pool2D>) return layer.kind_name();
-    else return L::type_name;
+    return L::describe().type_of(layer.config());
 }
 constexpr std::string_view type_label(const AnyLayer& layer) {
     return std::visit([](const auto& l) { return type_label(l); }, layer);
+}
+
+/// The derivation of a layer's shapes, parameters and per-instance work (layers/explain.hpp).
+inline void explain_steps(layers::Derivation& derivation, const AnyLayer& layer) {
+    std::visit([&](const auto& l) { layers::explain_steps(derivation, l); }, layer);
+}
+/// Γ's closed form at `batch` (" = B·Ho·Wo" for a convolution), where the layer has one.
+inline std::optional<layers::ClosedForm> explain_gamma(const AnyLayer& layer, std::int64_t batch) {
+    return std::visit([&](const auto& l) { return layers::explain_gamma(l, batch); }, layer);
+}
+/// A pass's MACs with their formula, where the layer derives them.
+inline std::optional<layers::PassMacs> explain_pass_macs(const AnyLayer& layer, Pass pass, std::int64_t instances) {
+    return std::visit([&](const auto& l) { return layers::explain_pass_macs(l, pass, instances); }, layer);
 }
 
 }  // namespace roofplan

@@ -1,7 +1,9 @@
 // roofplan/layers/linear.hpp — fully connected (dense) layer.
 #pragma once
 
+#include <roofplan/layers/describe.hpp>
 #include <roofplan/layers/detail_cost.hpp>
+#include <roofplan/layers/explain.hpp>
 #include <roofplan/shape.hpp>
 
 namespace roofplan::layers {
@@ -81,9 +83,67 @@ public:
         return p;
     }
 
+    /// In model files the input's last axis is in_features and the product of the others the rows.
+    static constexpr auto describe() {
+        return Description<Config, 5>{
+            .types = {type_name},
+            .fields = {field("in", "in_features", &Config::in_features, "input features")
+                           .from(Source::input_last)
+                           .needed(),
+                       field("out", "out_features", &Config::out_features, "output features").needed(),
+                       field("rows", "seq", &Config::rows, "vectors per instance (sequence length), default 1")
+                           .from(Source::input_rows),
+                       field("bias", "", &Config::bias, "bias, default 1"),
+                       field("tied", "", &Config::tied, "shares another layer's weight, default 0")
+                           .written_when_set()}};
+    }
+
 private:
     Config c_;
     std::int64_t weights_ = 0;
 };
 
+template <>
+struct Explain<Linear> {
+    static void steps(Derivation& d, const Linear& layer) {
+        const Linear::Config& c = layer.config();
+        const bool rows = c.rows != 1;
+        const std::string per_row = rows ? num(c.rows) + "·" : "";
+        output_step(d, layer, rows ? "rows×out" : "out");
+        d.section("parameters");
+        if (c.tied)
+            d.count("params", "params", "", "", 0, "", "the weight is tied to another layer's; it owns none");
+        else if (c.bias)
+            d.checked("params", "params", "out·(in + 1)", num(c.out_features) + "·(" + num(c.in_features) + " + 1)",
+                      c.out_features * (c.in_features + 1), layer.params(), "", "weights plus one bias per output");
+        else
+            d.checked("params", "params", "out·in", num(c.out_features) + "·" + num(c.in_features),
+                      c.out_features * c.in_features, layer.params(), "", "no bias");
+        d.section("operations per instance");
+        d.checked("macs_per_instance", "MACs", rows ? "rows·in·out" : "in·out",
+                  per_row + num(c.in_features) + "·" + num(c.out_features), c.rows * c.in_features * c.out_features,
+                  layer.forward(1).macs.value(), "", "one multiply-add per weight per input vector");
+        if (c.bias)
+            d.checked("vector_flops_per_instance", "bias adds", rows ? "rows·out" : "out",
+                      per_row + num(c.out_features), c.rows * c.out_features, layer.forward(1).vector_flops.value(),
+                      "FLOP");
+        d.checked("paper_ops", "paper ops", std::string(rows ? "rows·" : "") + (c.bias ? "(in + 1)·out" : "in·out"),
+                  per_row + (c.bias ? "(" + num(c.in_features) + " + 1)·" + num(c.out_features)
+                                    : num(c.in_features) + "·" + num(c.out_features)),
+                  c.rows * (c.in_features + (c.bias ? 1 : 0)) * c.out_features, layer.paper_ops(), "",
+                  "the paper's count: a multiply-add is 1, a bias add 1");
+    }
+    static ClosedForm gamma(const Linear& layer, std::int64_t batch) {
+        return {" = B·rows", " = " + num(batch) + "·" + num(layer.config().rows)};
+    }
+    static std::optional<PassMacs> pass_macs(const Linear& layer, Pass pass, std::int64_t instances) {
+        return backward_macs_again(layer, pass, instances, "dX = dY·W: the forward MACs again",
+                                   "dW = dYᵀ·X: the forward MACs again");
+    }
+};
+
 }  // namespace roofplan::layers
+
+namespace roofplan {
+using layers::Linear;
+}  // namespace roofplan

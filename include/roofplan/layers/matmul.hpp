@@ -2,7 +2,9 @@
 // spells them out), without weights.
 #pragma once
 
+#include <roofplan/layers/describe.hpp>
 #include <roofplan/layers/detail_cost.hpp>
+#include <roofplan/layers/explain.hpp>
 #include <roofplan/shape.hpp>
 
 namespace roofplan::layers {
@@ -64,6 +66,16 @@ public:
     }
     [[nodiscard]] constexpr PassCost backward_weight(std::int64_t batch) const { return detail::nothing(batch); }
 
+    /// Model files give the product's extents (its two inputs are not the running shape).
+    static constexpr auto describe() {
+        return Description<Config, 4>{
+            .types = {type_name},
+            .fields = {field("count", "", &Config::count, "products per instance (heads), default 1"),
+                       field("m", "", &Config::m, "rows of A and C").needed(),
+                       field("k", "", &Config::k, "columns of A, rows of B").needed(),
+                       field("n", "", &Config::n, "columns of B and C").needed()}};
+    }
+
 private:
     Config c_;
     std::int64_t a_ = 0;
@@ -72,4 +84,31 @@ private:
     std::int64_t macs_ = 0;
 };
 
+template <>
+struct Explain<MatMul> {
+    static void steps(Derivation& d, const MatMul& layer) {
+        const MatMul::Config& c = layer.config();
+        const bool batched = c.count != 1;
+        output_step(d, layer, batched ? "count×m×n" : "m×n");
+        d.section("parameters");
+        params_step(d, layer);
+        d.section("operations per instance");
+        d.checked("macs_per_instance", "MACs", batched ? "count·m·k·n" : "m·k·n",
+                  (batched ? num(c.count) + "·" : "") + num(c.m) + "·" + num(c.k) + "·" + num(c.n),
+                  c.count * c.m * c.k * c.n, layer.forward(1).macs.value(), "", "A·B of two activations");
+        d.count("paper_ops", "paper ops", "MACs", "", layer.paper_ops(), "", "one operation per multiply-add");
+    }
+    /// Both inputs are activations: two products, twice the forward MACs; there is no weight gradient.
+    static std::optional<PassMacs> pass_macs(const MatMul& layer, Pass pass, std::int64_t instances) {
+        if (pass != Pass::backward_data) return std::nullopt;
+        const std::int64_t forward = layer.forward(1).macs.value();
+        return PassMacs{"B·2·MACs", num(instances) + "·2·" + num(forward), instances * 2 * forward,
+                        "dA = dC·Bᵀ and dB = Aᵀ·dC: twice the forward MACs"};
+    }
+};
+
 }  // namespace roofplan::layers
+
+namespace roofplan {
+using layers::MatMul;
+}  // namespace roofplan

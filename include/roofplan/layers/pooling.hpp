@@ -1,8 +1,7 @@
 // roofplan/layers/pooling.hpp — max / average pooling and adaptive average pooling.
 #pragma once
 
-#include <roofplan/layers/detail_cost.hpp>
-#include <roofplan/shape.hpp>
+#include <roofplan/layers/detail_per_element.hpp>
 
 namespace roofplan::layers {
 
@@ -75,6 +74,20 @@ public:
     }
     [[nodiscard]] constexpr PassCost backward_weight(std::int64_t batch) const { return detail::nothing(batch); }
 
+    /// One type name per kind, in PoolKind's order.
+    static constexpr auto describe() {
+        return Description<Config, 7, 2>{
+            .types = {"maxpool2d", "avgpool2d"},
+            .input = {3, "CxHxW"},
+            .fields = join(detail::feature_map_fields<Config>(&Config::channels, &Config::in_height, &Config::in_width),
+                           std::array{field("k", "kernel", &Config::kernel, "window, 3 or 2x2").needed(),
+                                      field("s", "stride", &Config::stride, "stride, default k").at_least(0),
+                                      field("p", "padding", &Config::padding, "padding, default 0").at_least(0),
+                                      field("ceil", "ceil_mode", &Config::ceil_mode, "ceil mode, default 0")}),
+            .kind = {[](const Config& c) { return static_cast<std::size_t>(c.kind); },
+                     [](Config& c, std::size_t kind) { c.kind = static_cast<PoolKind>(kind); }}};
+    }
+
 private:
     constexpr std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad,
                                     std::string_view name) const {
@@ -90,6 +103,20 @@ private:
     std::int64_t out_h_ = 0;
     std::int64_t out_w_ = 0;
     std::int64_t outputs_ = 0;
+};
+
+template <>
+struct Explain<Pool2D> {
+    /// Ho with PyTorch's rule, then the generic steps.
+    static void steps(Derivation& d, const Pool2D& layer) {
+        const Pool2D::Config& c = layer.config();
+        const std::int64_t ho = layer.output_shape()[1];
+        d.checked("out_h", "Ho", c.ceil_mode ? "⌈(H + 2·p − k)/s⌉ + 1" : "⌊(H + 2·p − k)/s⌋ + 1",
+                  std::string(c.ceil_mode ? "⌈(" : "⌊(") + num(c.in_height) + " + 2·" + num(c.padding.h) +
+                      " − " + num(c.kernel.h) + ")/" + num(c.stride.h) + (c.ceil_mode ? "⌉" : "⌋") + " + 1",
+                  c.ceil_mode ? ho : (c.in_height + 2 * c.padding.h - c.kernel.h) / c.stride.h + 1, ho);
+        generic_steps(d, layer);
+    }
 };
 
 /// Adaptive average pooling to a fixed out_h×out_w grid (PyTorch's windows: start = ⌊i·H/out⌋,
@@ -138,6 +165,11 @@ public:
     }
     [[nodiscard]] constexpr PassCost backward_weight(std::int64_t batch) const { return detail::nothing(batch); }
 
+    static constexpr auto describe() {
+        return detail::feature_map_description(type_name, &Config::channels, &Config::in_height, &Config::in_width,
+                                               field("out", "output", &Config::output, "output grid, default 1"));
+    }
+
 private:
     /// Σ over output cells of the window length along one axis.
     static constexpr std::int64_t window_sum(std::int64_t in, std::int64_t out) {
@@ -155,3 +187,9 @@ private:
 };
 
 }  // namespace roofplan::layers
+
+namespace roofplan {
+using layers::AdaptiveAvgPool2D;
+using layers::Pool2D;
+using layers::PoolKind;
+}  // namespace roofplan

@@ -14,25 +14,15 @@
 // reduce-scatter and all-gather the total across ranks, as nccl-tests counts it).
 #pragma once
 
+#include <roofplan/calibration/profile.hpp>
+#include <roofplan/enum_names.hpp>
+#include <roofplan/system/collective_kind.hpp>
 #include <roofplan/system/topology.hpp>
 
 #include <cmath>
 #include <string_view>
 
 namespace roofplan {
-
-enum class Collective { allreduce, broadcast, reduce, reducescatter, allgather };
-
-template <>
-struct EnumNames<Collective> {
-    static constexpr std::string_view field = "collective";
-    static constexpr std::array<std::string_view, 5> names{"allreduce", "broadcast", "reduce", "reducescatter",
-                                                           "allgather"};
-    static constexpr std::array<EnumAlias<Collective>, 6> aliases{
-        {{"all-reduce", Collective::allreduce}, {"all_reduce", Collective::allreduce},
-         {"reduce-scatter", Collective::reducescatter}, {"reduce_scatter", Collective::reducescatter},
-         {"all-gather", Collective::allgather}, {"all_gather", Collective::allgather}}};
-};
 
 inline Collective parse_collective(std::string_view name) { return parse_enum<Collective>(name); }
 
@@ -43,19 +33,6 @@ struct EnumNames<Algorithm> {
     static constexpr std::string_view field = "algorithm";
     static constexpr std::array<std::string_view, 2> names{"ring", "tree"};
 };
-
-/// nccl-tests' bus-bandwidth factor: busbw = algbw × factor.
-constexpr double busbw_factor(Collective c, int ranks) {
-    const double n = ranks;
-    switch (c) {
-        case Collective::allreduce: return ranks > 1 ? 2.0 * (n - 1) / n : 0.0;
-        case Collective::reducescatter:
-        case Collective::allgather: return ranks > 1 ? (n - 1) / n : 0.0;
-        case Collective::broadcast:
-        case Collective::reduce: return 1.0;
-    }
-    return 1.0;
-}
 
 /// The steps and the bytes per rank of a collective of S bytes over n ranks (see the table above).
 struct CollectiveTerms {
@@ -130,7 +107,7 @@ inline CollectiveTime collective_time(const System& s, Collective op, std::int64
     }
     const CollectiveTerms terms = collective_terms(op, ranks, bytes, algorithm);
     const double S = static_cast<double>(bytes);
-    bw *= lp.factor(static_cast<int>(op), ranks);
+    bw *= lp.factor(op, ranks);
     const double t = lp.base_s + terms.steps * latency + terms.moved / (bw * 1e9);
     out.time = units::in_seconds(t);
     out.algbw_gb_s = S / t / 1e9;

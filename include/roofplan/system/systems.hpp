@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,7 +28,7 @@ inline System base(std::string_view id, std::string_view name, std::string_view 
     s.device = FixedString<31>(device);
     s.gpus_per_node = gpus;
     s.socket = std::move(sockets);
-    s.nvlinks = Eigen::MatrixXi::Zero(gpus, gpus);
+    s.nvlinks = LinkMatrix(gpus);
     s.host.assign(static_cast<std::size_t>(gpus), HostLink{host_kind, host_gb_s});
     return s;
 }

@@ -1,6 +1,6 @@
 // roofplan/system/topology.hpp — a multi-GPU system: GPUs, sockets, the links between them, and the network.
 //
-// One node is described by Eigen matrices over its GPUs:
+// One node is described by a matrix over its GPUs (LinkMatrix):
 //   nvlinks(i, j)   number of direct GPU-GPU links (NVLink, or an NVLink bridge), each `nvlink_gb_s` per direction
 // and by the host path every GPU pair without a direct link falls back to:
 //   GPU i ─(host link of i)─ socket(i) ─[socket bus, if the sockets differ]─ socket(j) ─(host link of j)─ GPU j
@@ -16,13 +16,14 @@
 #include <roofplan/enum_names.hpp>
 #include <roofplan/units.hpp>
 
-#include <Eigen/Core>
-
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace roofplan {
@@ -37,30 +38,37 @@ struct EnumNames<LinkKind> {
     static constexpr std::array<std::string_view, 5> names{"nvlink", "nvswitch", "pcie", "socket-bus", "network"};
 };
 
-/// Per-step latency and protocol efficiency of each link kind: documented defaults until the NCCL
-/// micro-benchmarks of the validation suite calibrate them.  Latency: the time a ring or tree step costs beyond
-/// its bytes (kernel hand-off, flag polling, for the network the NIC/TCP round trip).  Efficiency: the fraction of
-/// the link bandwidth NCCL's Simple protocol reaches on large messages (nccl-tests bus bandwidth over link rate).
-/// `base_s` is the fixed cost of one collective (launch and the ranks' synchronisation), 5 µs by default.
-struct LinkParameters {
-    double latency_s[5] = {1.0e-6, 1.0e-6, 2.5e-6, 3.0e-6, 10.0e-6};
-    double efficiency[5] = {0.85, 0.80, 0.80, 0.80, 0.90};
-    double base_s = 5.0e-6;
-    /// Per-collective bandwidth factor (indexed by Collective: allreduce, broadcast, reduce, reducescatter,
-    /// allgather), 1 by default; calibration sets them where NCCL reaches different fractions per collective.
-    double collective_factor[5] = {1, 1, 1, 1, 1};
-    /// The factor per collective and rank count (2..kMaxRankFactor) where calibration measured that count; 0 means
-    /// unset (then collective_factor applies).  NCCL's rings reach different fractions of the links at different
-    /// rank counts (reduce-scatter and all-gather on H200: relatively faster on 4 GPUs than on 2).
-    static constexpr int kMaxRankFactor = 16;
-    double rank_factor[5][kMaxRankFactor + 1] = {};
-    /// The bandwidth factor of collective `op` (index of roofplan::Collective) over `ranks` ranks.
-    [[nodiscard]] constexpr double factor(int op, int ranks) const {
-        if (ranks >= 2 && ranks <= kMaxRankFactor && rank_factor[op][ranks] > 0) return rank_factor[op][ranks];
-        return collective_factor[op];
+inline constexpr LinkKind all_link_kinds[] = {LinkKind::nvlink, LinkKind::nvswitch, LinkKind::pcie,
+                                              LinkKind::socket_bus, LinkKind::network};
+
+/// A square matrix of link counts between the GPUs of a node: counts(i, j) links from GPU i to GPU j.
+class LinkMatrix {
+public:
+    LinkMatrix() = default;
+    /// n × n, every count 0.
+    explicit LinkMatrix(int n) : n_(n), counts_(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0) {}
+
+    [[nodiscard]] int size() const { return n_; }
+    [[nodiscard]] int& operator()(int i, int j) { return counts_[at(i, j)]; }
+    [[nodiscard]] int operator()(int i, int j) const { return counts_[at(i, j)]; }
+    /// Whether any pair of GPUs has a link.
+    [[nodiscard]] bool any() const {
+        return std::any_of(counts_.begin(), counts_.end(), [](int c) { return c != 0; });
     }
-    [[nodiscard]] constexpr double latency(LinkKind k) const { return latency_s[static_cast<int>(k)]; }
-    [[nodiscard]] constexpr double eff(LinkKind k) const { return efficiency[static_cast<int>(k)]; }
+    [[nodiscard]] bool symmetric() const {
+        for (int i = 0; i < n_; ++i)
+            for (int j = 0; j < i; ++j)
+                if ((*this)(i, j) != (*this)(j, i)) return false;
+        return true;
+    }
+    friend bool operator==(const LinkMatrix&, const LinkMatrix&) = default;
+
+private:
+    [[nodiscard]] std::size_t at(int i, int j) const {
+        return static_cast<std::size_t>(i) * static_cast<std::size_t>(n_) + static_cast<std::size_t>(j);
+    }
+    int n_ = 0;
+    std::vector<int> counts_;
 };
 
 /// How a GPU reaches its CPU socket when it has no direct link to a peer.
@@ -88,7 +96,7 @@ struct System {
     int gpus_per_node = 0;
     int max_nodes = 1;
     std::vector<int> socket;          ///< CPU socket of each GPU
-    Eigen::MatrixXi nvlinks;          ///< direct links between GPUs (symmetric, zero diagonal)
+    LinkMatrix nvlinks;               ///< direct links between GPUs (symmetric, zero diagonal)
     double nvlink_gb_s = 0;           ///< per link per direction
     LinkKind direct_kind = LinkKind::nvlink;
     double switch_gb_s = 0;           ///< NVSwitch fabric: per GPU per direction to any peer (0: none)
@@ -118,12 +126,13 @@ struct System {
         const auto where = [&] { return detail::cat("system '", id.view(), "'"); };
         if (gpus_per_node < 1 || gpus_per_node > 64) detail::fail(where(), ": gpus_per_node must be in [1, 64]");
         if (max_nodes < 1 || max_nodes > 4096) detail::fail(where(), ": max_nodes must be in [1, 4096]");
-        const auto n = static_cast<Eigen::Index>(gpus_per_node);
-        if (nvlinks.rows() != n || nvlinks.cols() != n)
-            detail::fail(where(), ": the link matrix must be ", static_cast<std::int64_t>(n), "x",
-                         static_cast<std::int64_t>(n));
-        if (nvlinks != nvlinks.transpose()) detail::fail(where(), ": the link matrix must be symmetric");
-        if ((nvlinks.array() < 0).any() || nvlinks.diagonal().any()) detail::fail(where(), ": link counts must be >= 0 with a zero diagonal");
+        const int n = gpus_per_node;
+        if (nvlinks.size() != n) detail::fail(where(), ": the link matrix must be ", n, "x", n);
+        if (!nvlinks.symmetric()) detail::fail(where(), ": the link matrix must be symmetric");
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                if (nvlinks(i, j) < 0 || (i == j && nvlinks(i, j) != 0))
+                    detail::fail(where(), ": link counts must be >= 0 with a zero diagonal");
         if (static_cast<int>(socket.size()) != gpus_per_node || static_cast<int>(host.size()) != gpus_per_node)
             detail::fail(where(), ": one socket and one host link per GPU are needed");
         if (nvlinks.any() && !(nvlink_gb_s > 0)) detail::fail(where(), ": nvlink_gb_s must be > 0 when GPUs have links");
@@ -165,7 +174,7 @@ namespace detail {
 /// so rings come in pairs (a cycle and its reverse) and the answer is twice the largest packing of undirected
 /// Hamiltonian cycles within the link counts (two GPUs: one ring per link).  Exhaustive search with pruning
 /// (n ≤ 9 GPUs: at most 20,160 cycles); `first` receives the order of one ring.
-inline int pack_rings(const Eigen::MatrixXi& links, const GpuSet& g, std::vector<int>& first) {
+inline int pack_rings(const LinkMatrix& links, const GpuSet& g, std::vector<int>& first) {
     const int n = static_cast<int>(g.size());
     if (n == 2) {
         first = g;
@@ -202,7 +211,7 @@ inline int pack_rings(const Eigen::MatrixXi& links, const GpuSet& g, std::vector
         for (int u : g) degree += links(v, u);
         bound = std::min(bound, degree / 2);
     }
-    Eigen::MatrixXi left = links;
+    LinkMatrix left = links;
     int best = 0;
     long budget = 2'000'000;  // search steps; the best packing found so far is kept when it runs out
     auto search = [&](auto&& self, std::size_t from, int depth) -> void {

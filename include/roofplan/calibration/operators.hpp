@@ -1,0 +1,200 @@
+// roofplan/calibration/operators.hpp — fits the kernel-class curves and the host dispatch costs of a profile to
+// framework operator micro-benchmarks (validation/ops/op_bench.py: one PyTorch operator at several sizes), never
+// to end-to-end runs.
+//
+// Kernel classes.  Each operator case is timed as the eager runtime lowers that operator: k kernels moving B
+// bytes (B = the case's nominal bytes times the lowering's factor: PyTorch's native bf16 batch norm reads its
+// input twice, the loss writes its FP32 log-probabilities, foreach AdamW moves 80 bytes per parameter), so
+//     t = k · fixed_s + B / (bandwidth · memory)
+// per class, fitted by least squares on relative errors (rows [k/t, B/t] · [fixed_s, 1/(bandwidth·memory)] = 1).
+// Host costs.  From the host cases (the wall time per call of a tiny operator, the GPU never the bottleneck):
+// an nn.Module call recorded by autograd, an operator dispatched inside one, a backward autograd call per kernel,
+// a foreach optimizer operation and the optimizer's Python cost per parameter tensor, a CUDA graph's per-kernel
+// launch share.  The per-kernel launch (cudaLaunchKernel) is not separable in these cases and stays the prior.
+#pragma once
+
+#include <roofplan/detail/checked.hpp>
+#include <roofplan/device/device.hpp>
+#include <roofplan/calibration/profile.hpp>
+#include <roofplan/measurement/samples.hpp>
+#include <roofplan/runtime/kernel.hpp>
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace roofplan::calibration {
+
+/// How well one class's curve reproduces its cases.
+struct ClassFit {
+    KernelClass kind = KernelClass::elementwise;
+    int samples = 0;
+    double memory = 0, fixed_s = 0;
+    double median_rel_error = 0, worst_rel_error = 0;
+};
+
+/// The class an operator case measures and the factor from its nominal bytes to the bytes the eager lowering
+/// counts for it (empty: the case does not inform a class, e.g. the tanh-GELU chain, amp variants that mix a
+/// cast into the operator).
+inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSample& s) {
+    using K = KernelClass;
+    const bool amp = s.dtype.starts_with("amp");
+    const auto is = [&](std::initializer_list<const char*> names) {
+        return std::any_of(names.begin(), names.end(), [&](const char* n) { return s.op == n; });
+    };
+    if (is({"relu", "relu_", "gelu", "silu", "tanh", "add", "mul", "add_", "dropout"})) return std::pair{K::elementwise, 1.0};
+    if (s.op.starts_with("cast_")) return std::pair{K::copy_cast, 1.0};
+    if (is({"zero_", "zeros_like"})) return std::pair{K::memset, 1.0};
+    if (s.op == "softmax" && !amp) return std::pair{K::softmax, 1.0};
+    if (s.op == "layer_norm" && !amp) return std::pair{K::normalization, 1.0};
+    if (s.op == "batch_norm_train" && s.backend == "Cudnn" && s.layout == "nhwc") return std::pair{K::normalization, 1.0};
+    if (s.op == "batch_norm_train" && s.backend == "Cudnn" && s.layout == "nchw" && !amp) return std::pair{K::batch_norm, 1.0};
+    if (s.op == "batch_norm_train" && s.backend == "Native" && s.layout == "nhwc")  // statistics re-read the input
+        return std::pair{K::batch_norm, s.pass == "fwd" ? 1.5 : 5.0 / 3.0};
+    if (s.op == "cross_entropy" && !amp) return std::pair{K::loss, 2.0};  // + the FP32 log-probabilities
+    if (s.op == "embedding" && s.pass == "fwd") return std::pair{K::gather, 1.0};
+    if ((s.op == "sgd_step" || s.op == "adamw_step") && s.layout == "foreach" && s.numel > 0)  // bytes per parameter
+        return std::pair{K::optimizer, (s.op == "sgd_step" ? 32.0 : 80.0) * s.numel / s.bytes};
+    return std::nullopt;
+}
+
+namespace detail {
+/// Least squares of t_i = k_i·f + b_i·a on relative errors; f >= 0 (refit without it when negative).
+inline std::pair<double, double> fit_fixed_and_slope(const std::vector<std::array<double, 3>>& rows) {
+    const auto n = static_cast<Eigen::Index>(rows.size());
+    Eigen::MatrixXd design(n, 2);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const auto& [k, b, t] = rows[static_cast<std::size_t>(i)];
+        design(i, 0) = k / t;
+        design(i, 1) = b / t;
+    }
+    const Eigen::VectorXd ones = Eigen::VectorXd::Ones(n);
+    Eigen::Vector2d x = design.colPivHouseholderQr().solve(ones);
+    if (x(0) < 0) x = {0.0, design.col(1).colPivHouseholderQr().solve(ones)(0)};
+    return {x(0), x(1)};
+}
+}  // namespace detail
+
+/// Fits the kernel-class curves into `profile` (classes without cases keep their values) and returns the fits.
+inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample>& samples, const Device& device,
+                                                EfficiencyProfile& profile) {
+    std::map<KernelClass, std::vector<std::array<double, 3>>> rows;
+    const bool any_back_to_back = std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.back_to_back; });
+    for (const OperatorSample& s : samples) {
+        if (any_back_to_back && !s.back_to_back) continue;  // prefer back-to-back timings where a report has them
+        if (!(s.seconds > 0) || !(s.bytes > 0) || !(s.kernels >= 1))
+            roofplan::detail::fail("operator case ", s.op, " ", s.pass, ": bytes, kernels and time must be positive");
+        if (const auto c = class_of(s)) rows[c->first].push_back({s.kernels, s.bytes * c->second, s.seconds});
+    }
+    std::vector<ClassFit> fits;
+    const double bandwidth = device.bandwidth_gb_s * 1e9;
+    for (const auto& [kind, points] : rows) {
+        if (points.size() < 2) continue;
+        const auto [fixed, slope] = detail::fit_fixed_and_slope(points);
+        ClassFit f{kind, static_cast<int>(points.size()), std::clamp(1.0 / (slope * bandwidth), 1e-3, 1.0),
+                   std::min(fixed, 9e-4)};
+        std::vector<double> errors;
+        for (const auto& [k, b, t] : points)
+            errors.push_back(std::abs((k * f.fixed_s + b / (bandwidth * f.memory)) / t - 1.0));
+        std::sort(errors.begin(), errors.end());
+        f.median_rel_error = errors[errors.size() / 2];
+        f.worst_rel_error = errors.back();
+        profile.kernel_class[kind] = {f.memory, f.fixed_s};
+        fits.push_back(f);
+    }
+    // Classes no operator case measures take the nearest measured one: reductions and pooling stream like
+    // elementwise kernels; attention, GEMM and convolution keep the GEMM model.
+    auto& k = profile.kernel_class;
+    if (rows.contains(KernelClass::elementwise) && !rows.contains(KernelClass::reduction))
+        k[KernelClass::reduction] = k[KernelClass::elementwise];
+    return fits;
+}
+
+/// Fits the slowdown of tensor-core GEMMs whose dimensions are not multiples of 8 elements (16 bytes): cuBLAS
+/// falls back to older, narrower-aligned kernels.  Each misaligned case's rate over the median rate of the aligned
+/// cases of its dtype (at least 512 in every dimension), median per alignment (even: multiple of 2 only; odd).
+/// Returns the number of cases used.
+inline int fit_unaligned_gemm(const std::vector<OperatorSample>& samples, EfficiencyProfile& profile) {
+    std::map<std::string, std::vector<double>> aligned;
+    std::vector<std::pair<std::string, std::pair<bool, double>>> misaligned;  // dtype -> (odd, rate)
+    for (const OperatorSample& s : samples) {
+        if (s.op != "gemm" || s.shape.size() != 3 || !(s.seconds > 0) || !(s.flops > 0)) continue;
+        if (s.dtype != "bf16" && s.dtype != "fp16" && s.dtype != "tf32") continue;
+        const auto off = [&](int q) { return std::any_of(s.shape.begin(), s.shape.end(), [&](double d) { return std::fmod(d, q) != 0; }); };
+        const double rate = s.flops / s.seconds;
+        if (!off(8)) {
+            if (std::all_of(s.shape.begin(), s.shape.end(), [](double d) { return d >= 512; })) aligned[s.dtype].push_back(rate);
+        } else {
+            misaligned.push_back({s.dtype, {off(2), rate}});
+        }
+    }
+    std::array<std::vector<double>, 2> ratios;  // even, odd
+    for (const auto& [dtype, odd_rate] : misaligned) {
+        auto& base = aligned[dtype];
+        if (base.empty()) continue;
+        std::sort(base.begin(), base.end());
+        ratios[odd_rate.first ? 1 : 0].push_back(odd_rate.second / base[base.size() / 2]);
+    }
+    int used = 0;
+    for (std::size_t i = 0; i < 2; ++i) {
+        if (ratios[i].empty()) continue;
+        std::sort(ratios[i].begin(), ratios[i].end());
+        (i == 0 ? profile.unaligned_even : profile.unaligned_odd) = std::clamp(ratios[i][ratios[i].size() / 2], 0.01, 1.0);
+        used += static_cast<int>(ratios[i].size());
+    }
+    return used;
+}
+
+/// Fits the host costs into `profile.host` from the named host cases of op_bench.py (cases it lacks keep the
+/// prior).  Returns the number of costs fitted.
+inline int fit_host(const std::vector<HostSample>& samples, HostCosts& host) {
+    const auto find = [&](std::string_view prefix) -> const HostSample* {
+        for (const HostSample& s : samples)
+            if (s.name.starts_with(prefix) && s.seconds > 0) return &s;
+        return nullptr;
+    };
+    int fitted = 0;
+    const double launch = host.launch_s;
+    const HostSample* linear = find("nn.Linear(64,64) call, requires_grad (forward only)");
+    if (linear) host.module_s = std::max(0.0, linear->seconds - launch), ++fitted;
+    if (const HostSample* add = find("add, requires_grad (forward only")) host.internal_s = std::max(0.0, add->seconds - launch), ++fitted;
+    const HostSample* linear_fb = find("nn.Linear(64,64) forward+backward (Sequential");
+    if (linear && linear_fb && linear_fb->kernels > linear->kernels) {  // the backward's autograd calls, per kernel
+        host.backward_s = std::max(0.0, (linear_fb->seconds - linear->seconds) / (linear_fb->kernels - linear->kernels) - launch);
+        ++fitted;
+    }
+    // Foreach SGD over 16, 64, 256 tensors: host = 3 ops + launches + tensors · per-tensor cost.
+    for (const bool adam : {false, true}) {
+        std::vector<std::array<double, 3>> rows;  // {tensors, launches, seconds}
+        for (const HostSample& s : samples) {
+            const std::string prefix = adam ? "adamw step (foreach), " : "sgd step (foreach), ";
+            if (!s.name.starts_with(prefix)) continue;
+            rows.push_back({std::stod(s.name.substr(prefix.size())), s.kernels, s.seconds});
+        }
+        if (rows.size() < 2) continue;
+        const double ops = adam ? 8.0 : 3.0;
+        std::vector<std::array<double, 3>> fit_rows;
+        for (const auto& [tensors, launches, t] : rows) fit_rows.push_back({ops, tensors, t - launches * launch});
+        const auto [per_op, per_tensor] = detail::fit_fixed_and_slope(fit_rows);
+        (adam ? host.adam_per_tensor_s : host.per_tensor_s) = std::max(0.0, per_tensor);
+        if (!adam) host.optimizer_s = per_op;
+        ++fitted;
+    }
+    if (const HostSample* graph = find("CUDA graph replay of 100 tiny adds")) host.graph_node_s = graph->seconds / 100, ++fitted;
+    if (const HostSample* view = find("view (no kernel)")) host.view_s = view->seconds, ++fitted;
+    const HostSample* call = find("nn.Linear(64,64) call (no_grad)");
+    const HostSample* mm = find("mm 64x64 (no_grad)");
+    if (call && mm) host.container_s = std::max(0.0, call->seconds - mm->seconds), ++fitted;
+    const HostSample* add_fb = find("add forward+backward (chain");
+    const HostSample* add_f = find("add, requires_grad (forward only");
+    if (add_fb && add_f) host.silent_node_s = std::max(0.0, add_fb->seconds - add_f->seconds), ++fitted;
+    return fitted;
+}
+
+}  // namespace roofplan::calibration

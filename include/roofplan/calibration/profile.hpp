@@ -1,0 +1,263 @@
+// roofplan/calibration/profile.hpp — what calibration fits and prediction reads: how much of a datasheet peak real
+// kernels reach (EfficiencyProfile) and what collectives reach of the links (LinkParameters).
+//
+// The roofline alone is an upper bound.  Real kernels reach a fraction of the peak (instruction overheads,
+// imperfect pipelining, clocks below boost under load), lose more when a GEMM's tiles do not fill the SMs evenly
+// (wave quantization), and pay a floor per kernel launch.  These fractions are explicit parameters: defaults per
+// architecture generation (below, with their reasoning in docs/model.md), replaced by a profile that
+// calibration (calibration/fit.hpp) fits to micro-benchmarks (GEMM, convolution, bandwidth, NCCL) — never to
+// end-to-end results.  Both are plain data: the core predicts with them and needs nothing else.
+#pragma once
+
+#include <roofplan/detail/checked.hpp>
+#include <roofplan/detail/enum_array.hpp>
+#include <roofplan/detail/fixed_string.hpp>
+#include <roofplan/device/device.hpp>
+#include <roofplan/runtime/kernel.hpp>
+#include <roofplan/system/collective_kind.hpp>
+#include <roofplan/system/topology.hpp>
+
+#include <array>
+#include <cstddef>
+#include <iterator>
+#include <utility>
+#include <string_view>
+
+namespace roofplan {
+
+/// How fast a memory-bound kernel class runs: t = bytes / (bandwidth · memory) + fixed_s (the operator
+/// micro-benchmarks fit both; small kernels never reach the bandwidth, which the fixed cost expresses).
+struct KernelClassCost {
+    double memory = 0;    ///< fraction of datasheet bandwidth at large sizes; 0: unset (the profile's `memory`)
+    double fixed_s = -1;  ///< GPU time of an empty kernel of the class; < 0: unset (the profile's `launch_s`)
+};
+
+/// What the host CPU spends issuing work (seconds), a property of the host and the framework, not the GPU.
+/// Defaults: PyTorch 2.11 on the 16-vCPU Xeon (family 6 model 207, KVM guest) of the H200 machine, fitted by
+/// `roofplan calibrate` from validation/results/2026-11-23-h200-ops/ops_inner_h200.json (op_bench host cases);
+/// the same figures moved by up to 40% on a second machine of that kind.  cudaLaunchKernel's own cost is not
+/// separable there and stays a prior (2.5 us).
+struct HostCosts {
+    double module_s = 18.4e-6;        ///< an nn.Module call recorded by autograd (its operator included)
+    double internal_s = 7.5e-6;       ///< an operator dispatched inside another (autocast casts, bias adds)
+    double backward_s = 23.8e-6;      ///< an autograd node run by the backward engine, per kernel it launches
+    double optimizer_s = 15.9e-6;     ///< a foreach optimizer operation called from Python
+    double per_tensor_s = 2.5e-6;     ///< the optimizer's Python bookkeeping per parameter tensor (SGD foreach)
+    double adam_per_tensor_s = 11.5e-6; ///< the same for AdamW foreach (state and step-count handling)
+    double launch_s = 2.5e-6;         ///< cudaLaunchKernel, for every kernel issued from the host (prior)
+    double graph_s = 10e-6;           ///< launching a captured CUDA graph (prior)
+    double graph_node_s = 0.92e-6;    ///< the host's share of a graph launch per kernel in the graph
+    double sync_s = 10e-6;            ///< a host-device synchronisation (end of step, a scaler check; prior)
+    double view_s = 1.16e-6;          ///< a Python view op that launches nothing (view, transpose, reshape)
+    double container_s = 7.5e-6;      ///< an nn.Module call's own overhead (a container module around others)
+    double silent_node_s = 12.3e-6;   ///< an autograd node that launches nothing (the backward of a view or an add)
+    FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
+};
+
+/// Efficiency parameters of one device.  Fractions are of the datasheet peak (compute) or bandwidth (memory).
+struct EfficiencyProfile {
+    FixedString<127> source;  ///< "default (hopper generation)" or where a calibrated profile came from
+
+    /// Fraction of peak that a large, well-shaped GEMM reaches in each math class (indexed by MathClass).
+    std::array<double, 8> gemm{};
+    /// Convolutions (cuDNN) relative to the implicit GEMM of the same shape at the class's GEMM efficiency:
+    /// below 1 where cuDNN's kernels do worse than cuBLAS, above 1 where its algorithm does fewer operations
+    /// than the direct count (Winograd, FFT) or its kernels do better.  At most 8.
+    double conv = 0.9;
+    /// Per math class (indexed by MathClass) when calibrated; 0 means "use `conv`".
+    std::array<double, 8> conv_by_class{};
+    /// Elementwise arithmetic (bias, activations, normalisation, softmax) as a fraction of the FP32 peak.
+    double vector = 0.5;
+    /// Fraction of datasheet bandwidth that streaming kernels reach (STREAM copy/triad class).
+    double memory = 0.85;
+    /// Seconds added per kernel: launch gap and framework dispatch on the GPU timeline.
+    double launch_s = 4e-6;
+    /// Tile shapes a GEMM library picks between (output tile M × N per thread block, one block per SM per wave):
+    /// the large tile at full efficiency, the small one at `small_tile_efficiency` of it.
+    int large_tile_m = 128;
+    int large_tile_n = 128;
+    int small_tile_m = 64;
+    int small_tile_n = 64;
+    double small_tile_efficiency = 0.7;
+    /// Minimum K per split when a GEMM with few output tiles is split along K (split-K), as cuBLAS does.
+    int split_k_min = 512;
+    /// Board power under load in watts (0: use the datasheet TDP).
+    double power_w = 0;
+    /// Tensor-core GEMMs with a dimension that is not a multiple of 8 elements run cuBLAS's fallback kernels at
+    /// this fraction of the aligned rate: even dimensions (16-bit vectors) and odd ones (scalar loads).
+    double unaligned_even = 0.35;
+    double unaligned_odd = 0.17;
+    /// Memory-bound kernel classes of the kernel-level runtimes.
+    EnumArray<KernelClass, KernelClassCost> kernel_class{};
+    /// Host dispatch costs of the kernel-level runtimes.
+    HostCosts host{};
+    /// Where the kernel-class curves came from ("default (...)" or the operator micro-benchmarks' file).
+    FixedString<127> kernel_class_source{"default (H200 operator benchmarks 2026-11-23 as fractions of bandwidth)"};
+
+    /// Whether the kernel-class curves were fitted (or read from a profile that carries them).
+    [[nodiscard]] constexpr bool kernel_classes_calibrated() const {
+        return !kernel_class_source.view().starts_with("default");
+    }
+
+    [[nodiscard]] constexpr double gemm_efficiency(MathClass m) const { return gemm[static_cast<std::size_t>(m)]; }
+    /// The convolution factor of a math class: its calibrated value, else `conv`.
+    [[nodiscard]] constexpr double conv_factor(MathClass m) const {
+        const double c = conv_by_class[static_cast<std::size_t>(m)];
+        return c > 0 ? c : conv;
+    }
+};
+
+/// Checks that a profile's fractions are in (0, 1], tiles positive, times non-negative; `where` names the origin.
+constexpr void validate(const EfficiencyProfile& p, std::string_view where = "profile") {
+    const auto fraction = [&](double v, std::string_view field) {
+        if (!(v > 0 && v <= 1.0)) detail::fail(where, ": ", field, " must be a fraction in (0, 1]");
+    };
+    for (MathClass m : all_math_classes) fraction(p.gemm_efficiency(m), detail::cat("gemm.", to_string(m)));
+    if (!(p.conv > 0 && p.conv <= 8.0)) detail::fail(where, ": conv must be a factor in (0, 8]");
+    for (MathClass m : all_math_classes) {
+        const double c = p.conv_by_class[static_cast<std::size_t>(m)];
+        if (!(c == 0 || (c > 0 && c <= 8.0)))
+            detail::fail(where, ": conv_by_class.", to_string(m), " must be 0 (unset) or a factor in (0, 8]");
+    }
+    fraction(p.vector, "vector");
+    fraction(p.memory, "memory");
+    fraction(p.small_tile_efficiency, "small_tile_efficiency");
+    fraction(p.unaligned_even, "unaligned_even");
+    fraction(p.unaligned_odd, "unaligned_odd");
+    if (!(p.launch_s >= 0 && p.launch_s < 1)) detail::fail(where, ": launch_s must be in [0, 1) seconds");
+    if (p.large_tile_m < 1 || p.large_tile_n < 1 || p.small_tile_m < 1 || p.small_tile_n < 1 ||
+        p.large_tile_m > 4096 || p.large_tile_n > 4096 || p.small_tile_m > 4096 || p.small_tile_n > 4096)
+        detail::fail(where, ": tile sizes must be in [1, 4096]");
+    if (p.split_k_min < 1) detail::fail(where, ": split_k_min must be >= 1");
+    if (!(p.power_w >= 0 && p.power_w < 1e5)) detail::fail(where, ": power_w must be >= 0 (0 = use TDP)");
+    for (KernelClass c : all_kernel_classes) {
+        const KernelClassCost& k = p.kernel_class[c];
+        if (!(k.memory == 0 || (k.memory > 0 && k.memory <= 1.0)))
+            detail::fail(where, ": kernel_class.", to_string(c), ".memory must be 0 (unset) or a fraction in (0, 1]");
+        if (!(k.fixed_s < 1e-3) || (k.fixed_s < 0 && k.fixed_s != -1))
+            detail::fail(where, ": kernel_class.", to_string(c), ".fixed_s must be in [0, 1e-3) seconds (or -1: unset)");
+    }
+    const HostCosts& h = p.host;
+    for (const auto& [v, field] : {std::pair{h.module_s, "module_s"}, {h.internal_s, "internal_s"}, {h.backward_s, "backward_s"},
+                                   {h.optimizer_s, "optimizer_s"}, {h.per_tensor_s, "per_tensor_s"}, {h.launch_s, "launch_s"},
+                                   {h.graph_s, "graph_s"}, {h.sync_s, "sync_s"},
+                                   {h.adam_per_tensor_s, "adam_per_tensor_s"}, {h.graph_node_s, "graph_node_s"},
+                                   {h.view_s, "view_s"}, {h.container_s, "container_s"}, {h.silent_node_s, "silent_node_s"}})
+        if (!(v >= 0 && v < 1e-2)) detail::fail(where, ": host.", field, " must be in [0, 0.01) seconds");
+}
+
+/// The default profile of a device's architecture generation.
+///
+/// Sources of the priors (micro-benchmark figures, not end-to-end results): large cuBLAS SGEMM reaches ~90% of
+/// FP32 peak on Volta/Ampere, less on Kepler (~75%); large tensor-core HGEMM reaches ~75-80% of the dense peak on
+/// Volta/Turing/Ampere and ~70% on Hopper (its peak needs warp-group MMA pipelines that few kernels keep full);
+/// TF32 sits a little lower than FP16; INT8 tensor GEMMs ~70%; DP4A GEMMs ~80% of the DP4A issue rate.  STREAM
+/// copy reaches ~88% of HBM bandwidth (our own H100 and H200 runs: 2960/3350 and 4146/4800 GB/s) and ~85% of GDDR.
+/// Calibration (calibration/fit.hpp) replaces all of these with fitted values.
+constexpr EfficiencyProfile default_profile(const Device& d) {
+    EfficiencyProfile p;
+    p.source = FixedString<127>("default (").append(to_string(d.architecture)).append(" generation)");
+    const auto set = [&](MathClass m, double v) { p.gemm[static_cast<std::size_t>(m)] = v; };
+    for (MathClass m : all_math_classes) set(m, 0.75);  // classes the device lacks are never used
+    const bool hbm = d.memory_type.view().starts_with("HBM");
+    p.memory = hbm ? 0.88 : 0.85;
+    // Memory-bound kernel classes as fractions of the GPU's own bandwidth, from the H200 operator benchmarks
+    // (validation/results/2026-11-23-h200-ops, fitted by `roofplan calibrate`); assumed to hold as fractions on
+    // other generations.  Their fixed costs are Hopper's; older generations keep their launch floor.
+    const auto set_class = [&](KernelClass c, double memory, double fixed_s) {
+        p.kernel_class[c] = {memory, d.architecture == Architecture::hopper ? fixed_s : -1.0};
+    };
+    set_class(KernelClass::elementwise, 0.83, 2.7e-6);
+    set_class(KernelClass::reduction, 0.83, 2.7e-6);
+    set_class(KernelClass::normalization, 0.44, 3.7e-6);
+    set_class(KernelClass::batch_norm, 0.36, 4.5e-6);
+    set_class(KernelClass::softmax, 0.58, 2.7e-6);
+    set_class(KernelClass::copy_cast, 0.74, 3.1e-6);
+    set_class(KernelClass::optimizer, 0.80, 6.9e-6);
+    set_class(KernelClass::memset, 0.92, 2.0e-6);
+    set_class(KernelClass::gather, 0.90, 2.4e-6);
+    set_class(KernelClass::loss, 0.59, 3.7e-6);
+    switch (d.architecture) {
+        case Architecture::kepler:
+            set(MathClass::fp32, 0.75);
+            set(MathClass::fp64, 0.8);
+            p.memory = 0.75;
+            p.launch_s = 6e-6;
+            break;
+        case Architecture::maxwell:
+            set(MathClass::fp32, 0.85);
+            p.launch_s = 5e-6;
+            break;
+        case Architecture::pascal:
+            set(MathClass::fp32, 0.85);
+            set(MathClass::int8_dp4a, 0.8);
+            p.launch_s = 5e-6;
+            break;
+        case Architecture::volta:
+            set(MathClass::fp32, 0.9);
+            set(MathClass::fp16_tensor_fp16_acc, 0.78);
+            set(MathClass::fp16_tensor_fp32_acc, 0.75);
+            set(MathClass::int8_dp4a, 0.8);
+            break;
+        case Architecture::turing:
+            set(MathClass::fp32, 0.85);
+            set(MathClass::fp16_tensor_fp16_acc, 0.75);
+            set(MathClass::fp16_tensor_fp32_acc, 0.75);
+            set(MathClass::int8_tensor, 0.7);
+            set(MathClass::int8_dp4a, 0.8);
+            break;
+        case Architecture::ampere:
+            set(MathClass::fp32, 0.9);
+            set(MathClass::tf32_tensor, 0.7);
+            set(MathClass::fp16_tensor_fp16_acc, 0.8);
+            set(MathClass::fp16_tensor_fp32_acc, 0.8);
+            set(MathClass::bf16_tensor, 0.8);
+            set(MathClass::int8_tensor, 0.75);
+            set(MathClass::int8_dp4a, 0.8);
+            break;
+        case Architecture::hopper:
+            set(MathClass::fp32, 0.85);
+            set(MathClass::tf32_tensor, 0.65);
+            set(MathClass::fp16_tensor_fp16_acc, 0.7);
+            set(MathClass::fp16_tensor_fp32_acc, 0.7);
+            set(MathClass::bf16_tensor, 0.7);
+            set(MathClass::int8_tensor, 0.65);
+            set(MathClass::int8_dp4a, 0.8);
+            p.large_tile_n = 256;  // Hopper GEMMs favour 128x256 tiles
+            break;
+    }
+    return p;
+}
+
+/// Per-step latency and protocol efficiency of each link kind: documented defaults until the NCCL
+/// micro-benchmarks of the validation suite calibrate them.  Latency: the time a ring or tree step costs beyond
+/// its bytes (kernel hand-off, flag polling, for the network the NIC/TCP round trip).  Efficiency: the fraction of
+/// the link bandwidth NCCL's Simple protocol reaches on large messages (nccl-tests bus bandwidth over link rate).
+/// `base_s` is the fixed cost of one collective (launch and the ranks' synchronisation), 5 µs by default.
+struct LinkParameters {
+    static constexpr std::size_t kinds = std::size(all_link_kinds);
+    static constexpr std::size_t collectives = std::size(all_collectives);
+    EnumArray<LinkKind, double> latency_s{{1.0e-6, 1.0e-6, 2.5e-6, 3.0e-6, 10.0e-6}};
+    EnumArray<LinkKind, double> efficiency{{0.85, 0.80, 0.80, 0.80, 0.90}};
+    double base_s = 5.0e-6;
+    /// Per-collective bandwidth factor, 1 by default; calibration sets them where NCCL reaches different fractions
+    /// per collective.
+    EnumArray<Collective, double> collective_factor{{1, 1, 1, 1, 1}};
+    /// The factor per collective and rank count (2..kMaxRankFactor) where calibration measured that count; 0 means
+    /// unset (then collective_factor applies).  NCCL's rings reach different fractions of the links at different
+    /// rank counts (reduce-scatter and all-gather on H200: relatively faster on 4 GPUs than on 2).
+    static constexpr int kMaxRankFactor = 16;
+    using ByRanks = std::array<double, kMaxRankFactor + 1>;
+    EnumArray<Collective, ByRanks> rank_factor{};
+
+    /// The bandwidth factor of collective `op` over `ranks` ranks.
+    [[nodiscard]] constexpr double factor(Collective op, int ranks) const {
+        if (ranks >= 2 && ranks <= kMaxRankFactor && rank_factor[op][static_cast<std::size_t>(ranks)] > 0)
+            return rank_factor[op][static_cast<std::size_t>(ranks)];
+        return collective_factor[op];
+    }
+    [[nodiscard]] constexpr double latency(LinkKind k) const { return latency_s[k]; }
+    [[nodiscard]] constexpr double eff(LinkKind k) const { return efficiency[k]; }
+};
+
+}  // namespace roofplan

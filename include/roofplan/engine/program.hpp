@@ -1,0 +1,73 @@
+// roofplan/engine/program.hpp — a lowered step as affine functions of the batch, so that a sweep lowers a model
+// once per runtime and precision, not once per prediction.
+//
+// Every kernel a runtime emits has a structure that does not depend on the batch (the rules never branch on it)
+// and bytes, FLOPs and GEMM extents that are affine in it (activations grow with the batch, weights do not).  A
+// Program lowers at batch 1 and batch 2 and keeps, per kernel, the value at 1 and the slope; `at(b)` evaluates
+// them.  A unit test checks the result against a direct lowering at other batches.
+#pragma once
+
+#include <roofplan/runtime/runtime.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace roofplan {
+
+class Program {
+public:
+    /// Lowers `model` for `runtime` (eager or compiled) at two batches.  Errors as `lower`.
+    Program(const Model& model, const StepConfig& step, Runtime runtime) {
+        LoweredStep one = lower(model, 1, step, runtime);
+        const LoweredStep two = lower(model, 2, step, runtime);
+        if (one.kernels.size() != two.kernels.size())
+            detail::fail("internal error: the ", to_string(runtime), " lowering of '", model.id(),
+                         "' changes its kernels with the batch");
+        base_ = std::move(one.kernels);
+        slope_.resize(base_.size());
+        for (std::size_t i = 0; i < base_.size(); ++i) {
+            const Kernel& a = base_[i];
+            const Kernel& b = two.kernels[i];
+            Slope& s = slope_[i];
+            s = {b.macs - a.macs,   b.vector_flops - a.vector_flops, b.bytes_read - a.bytes_read,
+                 b.bytes_written - a.bytes_written, b.m - a.m, b.n - a.n, b.k - a.k, b.count - a.count};
+        }
+        fallbacks_ = std::move(one.fallbacks);
+    }
+
+    /// The kernels at `batch` (written into `out`, reusing its storage).
+    void at(std::int64_t batch, std::vector<Kernel>& out) const {
+        const double extra = static_cast<double>(batch) - 1.0;
+        out = base_;
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            Kernel& k = out[i];
+            const Slope& s = slope_[i];
+            k.macs += s.macs * extra;
+            k.vector_flops += s.vector_flops * extra;
+            k.bytes_read += s.bytes_read * extra;
+            k.bytes_written += s.bytes_written * extra;
+            k.m += s.m * extra;
+            k.n += s.n * extra;
+            k.k += s.k * extra;
+            k.count += s.count * extra;
+        }
+    }
+    [[nodiscard]] std::vector<Kernel> at(std::int64_t batch) const {
+        std::vector<Kernel> out;
+        at(batch, out);
+        return out;
+    }
+    [[nodiscard]] const std::vector<std::string>& fallbacks() const { return fallbacks_; }
+    [[nodiscard]] std::size_t size() const { return base_.size(); }
+
+private:
+    struct Slope {
+        double macs, vector_flops, bytes_read, bytes_written, m, n, k, count;
+    };
+    std::vector<Kernel> base_;
+    std::vector<Slope> slope_;
+    std::vector<std::string> fallbacks_;
+};
+
+}  // namespace roofplan

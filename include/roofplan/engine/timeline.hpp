@@ -1,0 +1,89 @@
+// roofplan/engine/timeline.hpp — a step simulated, not summed: the host issues the kernels in order, paying its
+// dispatch cost per operation and per launch; the GPU runs kernel k at max(GPU free, host issued k) for the
+// time the roofline module gives it; the step ends when the last kernel does, plus the synchronisation that ends
+// a measured step.  The gaps where the GPU waits for the host are its idle time: what makes small batches and
+// many small kernels slower than the sum of their kernel times.
+#pragma once
+
+#include <roofplan/calibration/profile.hpp>
+#include <roofplan/engine/roofline.hpp>
+#include <roofplan/runtime/kernel.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace roofplan {
+
+/// One kernel on the simulated timeline.
+struct TimedKernel {
+    Kernel kernel;
+    KernelTime time;
+    double issue_s = 0;  ///< when the host had launched it
+    double start_s = 0;  ///< when the GPU began it
+};
+
+/// What the simulation of a step gives.
+struct Timeline {
+    double step_s = 0;      ///< from the first dispatch to the end of the last kernel, plus the final sync
+    double gpu_busy_s = 0;  ///< sum of kernel times
+    double gpu_idle_s = 0;  ///< step minus busy: waiting for the host
+    double host_s = 0;      ///< the host's dispatch time (issue of the last kernel, plus the sync)
+    std::size_t kernel_count = 0;
+    EnumArray<KernelClass, double> class_s{};  ///< GPU time per kernel class
+    EnumArray<StepPart, double> part_s{};      ///< GPU time per step part (forward, backward, optimizer)
+    EnumArray<Bound, double> bound_s{};        ///< GPU time of compute-, memory- and latency-bound kernels
+    double flops = 0, bytes = 0;
+    std::vector<TimedKernel> kernels;                  ///< filled when asked for
+};
+
+/// The host's cost before launching `k`.
+inline double host_cost(const Kernel& k, const HostCosts& h) {
+    double t = 0;
+    switch (k.host) {
+        case HostOp::none:  // a further kernel of the same op; in the backward every kernel is an autograd call
+            if (k.part == StepPart::backward) t = h.backward_s;
+            break;
+        case HostOp::module: t = h.module_s; break;
+        case HostOp::internal: t = h.internal_s; break;
+        case HostOp::backward: t = h.backward_s; break;
+        case HostOp::optimizer: t = h.optimizer_s; break;
+        case HostOp::graph: return h.graph_s;
+    }
+    t += k.views * h.view_s + k.containers * h.container_s + k.silent_backward_nodes * h.silent_node_s;
+    return t + h.launch_s + k.host_tensors * (k.adam_bookkeeping ? h.adam_per_tensor_s : h.per_tensor_s);
+}
+
+/// Simulates the kernels of one step on a device (`roofline`) driven by a host (`host`).  With `graphs`, kernels
+/// after a graph launch cost the host nothing until the next one.
+inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roofline, const HostCosts& host,
+                         bool keep_kernels = false) {
+    Timeline out;
+    out.kernel_count = kernels.size();
+    if (keep_kernels) out.kernels.reserve(kernels.size());
+    double cpu = 0, gpu = 0;
+    bool in_graph = false;
+    for (const Kernel& k : kernels) {
+        if (k.host == HostOp::graph) in_graph = true;
+        else if (k.host != HostOp::none || k.part == StepPart::optimizer) in_graph = false;
+        if (k.sync_before) cpu = std::max(cpu, gpu) + host.sync_s;
+        cpu += in_graph && k.host != HostOp::graph ? host.graph_node_s : host_cost(k, host);
+        const KernelTime t = roofline.time(k);
+        const double start = std::max(cpu, gpu);
+        gpu = start + t.total_s;
+        out.gpu_busy_s += t.total_s;
+        out.class_s[k.kind] += t.total_s;
+        out.part_s[k.part] += t.total_s;
+        out.bound_s[t.bound] += t.total_s;
+        out.flops += t.flops;
+        out.bytes += t.bytes;
+        if (keep_kernels) out.kernels.push_back({k, t, cpu, start});
+    }
+    out.host_s = cpu + host.sync_s;
+    out.step_s = std::max(cpu, gpu) + host.sync_s;
+    out.gpu_idle_s = std::max(0.0, out.step_s - out.gpu_busy_s);
+    return out;
+}
+
+}  // namespace roofplan

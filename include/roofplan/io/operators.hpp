@@ -1,0 +1,61 @@
+// roofplan/io/operators.hpp — reads a roofplan-ops report (validation/ops/op_bench.py; schema in
+// docs/report-schemas.md) into the calibration's typed records.
+#pragma once
+
+#include <roofplan/io/json.hpp>
+#include <roofplan/measurement/samples.hpp>
+
+#include <string>
+#include <vector>
+
+namespace roofplan::io {
+
+/// The operator and host cases of a roofplan-ops report (only verified operator cases count) as measurements.
+inline Measurements operator_report(const json& report, const std::string& file) {
+    if (!report.is_object() || report.value("tool", std::string()) != "roofplan-ops" || !report.contains("cases") ||
+        !report.at("cases").is_array())
+        roofplan::detail::fail(file, ": not a roofplan-ops report (needs .tool = roofplan-ops and a .cases array)");
+    Measurements out;
+    // Back-to-back timing (method.inner "auto") measures what a kernel costs inside a stream of kernels; one
+    // call between two events adds the events' own cost (about 3.5 us): only the former informs fixed costs.
+    const bool back_to_back = report.contains("method") && report.at("method").is_object() &&
+                              report.at("method").value("inner", std::string()) == "auto";
+    const json& cases = report.at("cases");
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const json& c = cases[i];
+        if (!c.is_object() || !c.value("verified", false)) continue;
+        const std::string where = file + ": .cases[" + std::to_string(i) + "]";
+        OperatorSample s;
+        for (auto [key, target] : {std::pair<const char*, std::string*>{"op", &s.op}, {"pass", &s.pass}, {"dtype", &s.dtype},
+                                   {"layout", &s.layout}, {"bn_backend", &s.backend}})
+            if (c.contains(key) && c.at(key).is_string()) *target = c.at(key).get<std::string>();
+        s.bytes = detail::number(c, "bytes", where);
+        s.seconds = detail::number(c, "median_s", where);
+        s.kernels = c.contains("kernel_count") ? detail::number(c, "kernel_count", where) : 1.0;
+        if (c.contains("numel") && c.at("numel").is_number()) s.numel = c.at("numel").get<double>();
+        if (c.contains("flops") && c.at("flops").is_number()) s.flops = c.at("flops").get<double>();
+        if (s.op == "gemm" && c.contains("shape") && c.at("shape").is_array())
+            for (const json& d : c.at("shape"))
+                if (d.is_number()) s.shape.push_back(d.get<double>());
+        if (s.op.ends_with("_step") && c.contains("shape") && c.at("shape").is_array() && !c.at("shape").empty() &&
+            c.at("shape")[0].is_number())
+            s.numel = c.at("shape")[0].get<double>();  // optimizers: [parameters, tensors]
+        s.back_to_back = back_to_back;
+        out.operators.push_back(s);
+    }
+    if (report.contains("host") && report.at("host").is_array())
+        for (const json& h : report.at("host")) {
+            if (!h.is_object() || !h.contains("case") || !h.contains("host_us_per_op")) continue;
+            out.host.push_back({h.at("case").get<std::string>(), detail::number(h, "host_us_per_op", file + ": .host") * 1e-6,
+                                h.contains("kernels_per_op") && h.at("kernels_per_op").is_number()
+                                    ? h.at("kernels_per_op").get<double>() : 0.0});
+        }
+    std::string date = "?";
+    if (report.contains("provenance") && report.at("provenance").is_object() && report.at("provenance").contains("date_utc") &&
+        report.at("provenance").at("date_utc").is_string())
+        date = report.at("provenance").at("date_utc").get<std::string>();
+    out.sources.push_back(file + " (roofplan-ops, " + date + ")");
+    return out;
+}
+
+}  // namespace roofplan::io

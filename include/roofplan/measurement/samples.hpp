@@ -1,0 +1,171 @@
+// roofplan/measurement/samples.hpp — what the micro-benchmarks and the end-to-end runs measured, as typed records.
+//
+// The measurement pipeline is   CUDA programs and PyTorch scripts ──► JSON reports ──► records (here) ──► calibration
+// (fit, calibration/fit.hpp) and validation (compare, validation/compare.hpp).  The one reader that turns reports
+// into records is io/reports.hpp; nothing after it sees JSON.  Every record keeps `where` it came from
+// ("gemm_h200.json: .results[3]") so that a stage's errors name the file and the record.  Only verified records
+// (checked against a reference before they were timed) become samples.
+#pragma once
+
+#include <roofplan/device/device.hpp>
+#include <roofplan/engine/predict.hpp>
+#include <roofplan/precision.hpp>
+#include <roofplan/system/collective_kind.hpp>
+#include <roofplan/work.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace roofplan {
+
+/// The precision a micro-benchmark kernel computes in, as its report names it (not the engine's modes: the
+/// engine calls FP16 and BF16 training amp-fp16 and amp-bf16).
+enum class KernelPrecision { fp32, tf32, fp16, bf16, int8 };
+
+template <>
+struct EnumNames<KernelPrecision> {
+    static constexpr std::string_view field = "precision";
+    static constexpr std::string_view what = "kernel precision";
+    static constexpr std::array<std::string_view, 5> names{"fp32", "tf32", "fp16", "bf16", "int8"};
+};
+inline constexpr std::array<KernelPrecision, 5> all_kernel_precisions = enum_values<KernelPrecision>();
+
+namespace detail {
+// Indexed by KernelPrecision and Pass.
+inline constexpr MathClass gemm_classes[] = {MathClass::fp32, MathClass::tf32_tensor, MathClass::fp16_tensor_fp32_acc,
+                                             MathClass::bf16_tensor, MathClass::int8_tensor};
+inline constexpr Precision training_precisions[] = {Precision::fp32, Precision::tf32, Precision::amp_fp16,
+                                                    Precision::amp_bf16};
+inline constexpr std::string_view cudnn_pass_names[] = {"forward", "bwd-data", "bwd-filter"};
+}  // namespace detail
+
+/// The math class a GEMM of this precision runs in (cuBLASLt's FP16 GEMMs accumulate in FP32).
+constexpr MathClass gemm_math_class(KernelPrecision p) { return detail::gemm_classes[static_cast<std::size_t>(p)]; }
+
+/// The engine's precision mode of a kernel that trains in this precision (FP16/BF16 kernels are what AMP runs);
+/// INT8 has no training mode.
+constexpr Precision training_precision(KernelPrecision p) {
+    if (p == KernelPrecision::int8) detail::fail("INT8 kernels have no training precision");
+    return detail::training_precisions[static_cast<std::size_t>(p)];
+}
+
+/// cuDNN's names of the three convolution passes, as roofplan-conv reports them ("bwd-data", "bwd-filter").
+constexpr std::string_view conv_pass_name(Pass p) { return detail::cudnn_pass_names[static_cast<std::size_t>(p)]; }
+
+/// One GEMM (roofplan-gemm, or the host suite's Eigen GEMM): `count` products of M×K by K×N.
+struct GemmSample {
+    std::string where;  ///< the record, for errors: "gemm_h200.json: .results[3]"
+    KernelPrecision precision = KernelPrecision::fp32;
+    double m = 0, n = 0, k = 0, count = 1;
+    double bytes = 0;    ///< A, B and D in device memory
+    double seconds = 0;  ///< median time of one launch
+    std::string label;   ///< the shape's name ("bert.ffn.down"), empty for the square sweep
+};
+
+/// One streaming kernel (roofplan-bandwidth): copy, scale and triad, and the memcpy they are set against.
+struct StreamSample {
+    std::string where;
+    std::string kernel;    ///< "copy", "scale", "triad", "memcpy_d2d"
+    double bytes = 0;      ///< read plus written per iteration
+    double seconds = 0;    ///< median time of one iteration
+    double gb_per_s = 0;   ///< the rate the program reports
+    /// Whether the engine models this kernel (the streaming kernels; memcpy is only a reference).
+    [[nodiscard]] bool modelled() const { return kernel == "copy" || kernel == "scale" || kernel == "triad"; }
+};
+
+/// One pass of one convolution through cuDNN (roofplan-conv).
+struct ConvSample {
+    std::string where;
+    std::string label;   ///< the zoo layer the shape comes from ("resnet50.b256.layer1.0.conv2")
+    Pass pass = Pass::forward;
+    KernelPrecision precision = KernelPrecision::fp32;
+    std::string layout;  ///< "nhwc" or "nchw"
+    std::int64_t n = 0, c = 0, h = 0, w = 0;  ///< batch, input channels, input height and width
+    std::int64_t k = 0, r = 0, s = 0;         ///< output channels, filter height and width
+    std::int64_t stride = 1, pad = 0, dilation = 1;
+    double seconds = 0;
+    double tflops = 0;   ///< the rate the program reports (its own MAC count)
+};
+
+/// One collective (roofplan-nccl) over `ranks` GPUs.
+struct CollectiveSample {
+    std::string where;
+    Collective op = Collective::allreduce;
+    int ranks = 0;
+    std::int64_t bytes = 0;  ///< the message size S as nccl-tests counts it
+    double seconds = 0;
+    double busbw_gb_s = 0;
+};
+
+/// One DP4A measurement (roofplan-dp4a): the instruction's issue rate, or the program's own INT8 GEMM.
+struct Dp4aSample {
+    std::string where;
+    std::string test;  ///< "issue-rate" or "gemm"
+    double m = 0, n = 0, k = 0;  ///< the GEMM's shape (0 for the issue rate)
+    double seconds = 0;
+    double tops = 0;
+};
+
+/// One end-to-end training run (roofplan-e2e, validation/e2e/train_throughput.py).
+struct E2eSample {
+    std::string where;
+    std::string case_name;  ///< "resnet50", "bert-qa"
+    int gpus = 1;           ///< more than 1: a data-parallel run
+    std::int64_t batch = 0;
+    Precision precision = Precision::fp32;
+    Optimizer optimizer = Optimizer::sgd;
+    std::int64_t seq = 0;         ///< sequence length (0: not given)
+    std::int64_t image_size = 0;  ///< image side (0: not given)
+    double samples_per_s = 0;
+};
+
+/// The records of one or several reports.  `sources` names each report they came from
+/// ("gemm_h200.json (roofplan-gemm, 2026-11-21T10:02:11Z)").
+/// One timed framework operator case (validation/ops/op_bench.py, report roofplan-ops).
+struct OperatorSample {
+    std::string op, pass, dtype, layout, backend;
+    double bytes = 0;    ///< nominal: inputs read once, outputs written once
+    double numel = 0;    ///< elements (optimizers: parameters)
+    double kernels = 1;  ///< launches per call
+    double seconds = 0;  ///< median per call, calls back to back
+    double flops = 0;
+    std::vector<double> shape;  ///< GEMMs: M, N, K
+    bool back_to_back = true;   ///< timed among other calls (not alone between two events)
+};
+/// One host-dispatch case: wall time per call of a tiny operator.
+struct HostSample {
+    std::string name;
+    double seconds = 0;
+    double kernels = 0;  ///< kernels per call
+};
+
+struct Measurements {
+    std::vector<GemmSample> gemm;
+    std::vector<StreamSample> streams;
+    std::vector<ConvSample> conv;
+    std::vector<CollectiveSample> collectives;
+    std::vector<Dp4aSample> dp4a;
+    std::vector<E2eSample> e2e;
+    std::vector<OperatorSample> operators;  ///< kernel-class curves and misaligned GEMMs
+    std::vector<HostSample> host;           ///< host dispatch costs
+    std::vector<std::string> sources;
+};
+
+/// Appends `more` to `into`, keeping the order of both.
+inline void append(Measurements& into, const Measurements& more) {
+    const auto add = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    add(into.gemm, more.gemm);
+    add(into.streams, more.streams);
+    add(into.conv, more.conv);
+    add(into.collectives, more.collectives);
+    add(into.dp4a, more.dp4a);
+    add(into.e2e, more.e2e);
+    add(into.operators, more.operators);
+    add(into.host, more.host);
+    add(into.sources, more.sources);
+}
+
+}  // namespace roofplan

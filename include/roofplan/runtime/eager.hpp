@@ -1,0 +1,414 @@
+// roofplan/runtime/eager.hpp — what PyTorch 2.x eager (with autocast under amp-*; CNNs channels-last) launches
+// for each layer pass.  The rules and their sources (PyTorch's sources and our profiles) are listed in
+// docs/eager-lowering.md; in short:
+//   * autocast casts every matrix op's FP32 weights to FP16/BF16 in the forward (one copy per weight per step:
+//     the cast cache lives for one autocast region) and casts their gradients back in the backward; activations
+//     that arrive in FP32 (after layer norm, embeddings, type-promoting adds) are cast by every matrix op that
+//     reads them;
+//   * convolutions add their bias in a separate kernel; linear layers fuse it into the GEMM epilogue; bias
+//     gradients are separate reductions;
+//   * batch norm in training makes two passes forward (statistics, then the transform) and two backward;
+//   * activations, adds and dropout are one kernel each way; dropout writes a one-byte mask; max pooling writes
+//     64-bit indices; a residual branch point accumulates its two gradients with one add;
+//   * layer norm runs in FP32 under autocast and returns FP32; embeddings gather FP32 rows and zero-fill then
+//     scatter-add their gradient table;
+//   * attention runs as three projections, one fused scaled-dot-product kernel (flash / memory-efficient) and a
+//     copy that makes the heads contiguous again, then the output projection;
+//   * the loss is cross-entropy over the last layer's output in FP32 (log-softmax + NLL);
+//   * SGD (momentum) and AdamW are PyTorch's foreach implementations: a few multi-tensor operations, each
+//     launched once per 320 chunks of 65,536 elements or per tensor-list limit.
+// Layer types without a rule (recurrent layers, additive attention, LRN, concat, transposed convolution,
+// activation×activation matmul) are lowered one kernel per pass and reported as a fallback.
+#pragma once
+
+#include <roofplan/runtime/lowering.hpp>
+
+#include <array>
+#include <cmath>
+#include <string_view>
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+namespace roofplan::eager {
+
+using runtime_detail::gemm_kernel;
+using runtime_detail::matrix_kernel;
+using runtime_detail::stream_kernel;
+
+/// The node being lowered and its sample count (the batch times the node's repeat).
+struct At {
+    const Node& node;
+    double instances;
+    [[nodiscard]] bool input_gradient() const { return node.needs_input_gradient; }
+};
+
+/// Host op of the first kernel of a module call, then of the ops it dispatches inside.
+struct HostSequence {
+    bool started = false;
+    HostOp next(HostOp first = HostOp::module) {
+        if (started) return HostOp::internal;
+        started = true;
+        return first;
+    }
+};
+
+/// Autocast's cast of a weight of `numel` elements, and the cast of its gradient back to FP32.
+inline void weight_cast_forward(Emitter& e, HostSequence& host, double numel) {
+    if (e.amp()) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "cast weight", 4 * numel, 2 * numel));
+}
+inline void weight_cast_backward(Emitter& e, double numel) {
+    if (e.amp()) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast weight gradient", 2 * numel, 4 * numel));
+}
+/// Whether a matrix op must cast its input (an FP32 activation under autocast).
+inline bool casts_input(const Emitter& e) { return e.amp() && e.stream() == DType::f32; }
+inline void input_cast_forward(Emitter& e, HostSequence& host, double elements) {
+    if (casts_input(e)) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "cast input", 4 * elements, 2 * elements));
+}
+inline void input_cast_backward(Emitter& e, const At& at, double elements) {
+    if (casts_input(e) && at.input_gradient())
+        e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * elements, 4 * elements));
+}
+
+/// Linear layers: autocast casts, one GEMM with the bias in its epilogue; backward dX, dW, the bias reduction.
+inline void rule(Emitter& e, const At& at, const Linear& l) {
+    const auto& c = l.config();
+    const double width = bytes_of(e.compute()), w = static_cast<double>(c.in_features) * static_cast<double>(c.out_features);
+    const double bias = c.bias ? static_cast<double>(c.out_features) : 0;
+    const double rows = at.instances * static_cast<double>(c.rows);
+    const auto inst = static_cast<std::int64_t>(at.instances);
+    HostSequence host;
+    input_cast_forward(e, host, rows * static_cast<double>(c.in_features));
+    weight_cast_forward(e, host, w + bias);
+    e.forward(matrix_kernel(KernelClass::gemm, host.next(), "linear", l.forward(inst), width, width));
+    if (at.input_gradient())
+        e.backward(matrix_kernel(KernelClass::gemm, HostOp::backward, "linear dX", l.backward_data(inst), width, width));
+    Kernel dw = matrix_kernel(KernelClass::gemm, at.input_gradient() ? HostOp::none : HostOp::backward, "linear dW",
+                              l.backward_weight(inst), width, width);
+    dw.bytes_written = width * (w + bias);  // the GEMM writes the gradient in the compute dtype
+    e.backward(dw);
+    // cuBLASLt's split-K / stream-K kernels clear their workspaces first (cudaMemsetAsync).
+    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * static_cast<double>(c.out_features)));
+    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * static_cast<double>(c.in_features)));
+    if (c.bias)
+        e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * rows * bias, width * bias));
+    weight_cast_backward(e, w + bias);
+    if (c.tied) e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate tied gradient", 8 * w, 4 * w, w));
+    input_cast_backward(e, at, rows * static_cast<double>(c.in_features));
+    e.set_stream(e.compute());
+}
+
+/// Convolutions (cuDNN): casts, the convolution, a separate bias add; backward data, filter, bias reduction.
+inline void rule(Emitter& e, const At& at, const Conv2D& l) {
+    const auto inst = static_cast<std::int64_t>(at.instances);
+    const double width = bytes_of(e.compute()), weights = static_cast<double>(l.params());
+    const double outputs = at.instances * static_cast<double>(l.output_shape().elements());
+    const double channels = static_cast<double>(l.output_shape()[0]);
+    const bool bias = l.config().bias;
+    HostSequence host;
+    input_cast_forward(e, host, at.instances * static_cast<double>(l.input_shape().elements()));
+    weight_cast_forward(e, host, weights);
+    PassCost forward = l.forward(inst);
+    forward.vector_flops = flop_count{};  // the bias is its own kernel
+    // TF32 on NCHW tensors: cuDNN runs NHWC tensor-core kernels and converts the layouts around them.
+    const bool convert = e.step().precision == Precision::tf32;
+    const double in_bytes = width * at.instances * static_cast<double>(l.input_shape().elements());
+    if (convert) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "nchw to nhwc", in_bytes, in_bytes));
+    e.forward(matrix_kernel(KernelClass::conv, host.next(), "conv forward", forward, width, width));
+    if (convert) e.forward(stream_kernel(KernelClass::copy_cast, HostOp::none, "nhwc to nchw", width * outputs, width * outputs));
+    if (convert) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "nchw to nhwc", width * outputs, width * outputs));
+    if (bias) e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "conv bias add", width * outputs, width * outputs, outputs));
+    if (at.input_gradient())
+        e.backward(matrix_kernel(KernelClass::conv, HostOp::backward, "conv backward-data", l.backward_data(inst), width, width));
+    Kernel dw = matrix_kernel(KernelClass::conv, at.input_gradient() ? HostOp::none : HostOp::backward,
+                              "conv backward-filter", l.backward_weight(inst), width, width);
+    dw.bytes_written = width * weights;
+    e.backward(dw);
+    // cuDNN's filter gradients split the reduction over the batch: a zeroed FP32 workspace and a reduction.
+    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "split-K workspace", 0, 4 * weights));
+    e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "split-K reduction", 8 * weights, width * weights, weights));
+    if (bias) e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * outputs, width * channels));
+    weight_cast_backward(e, weights);
+    input_cast_backward(e, at, at.instances * static_cast<double>(l.input_shape().elements()));
+    e.set_stream(e.compute());
+}
+
+/// Batch norm.  PyTorch picks cuDNN unless the input is bf16 (Normalization.cpp): cuDNN runs one kernel each way
+/// (plus a memset for channels-last); the native kernels that amp-bf16 gets run statistics, transform, the
+/// running-average update and a fill forward (reading the input twice), and reduce, elementwise and a fill
+/// backward (reading input and gradient twice).  Inference is one pass.
+inline void rule(Emitter& e, const At& at, const BatchNorm2d& l) {
+    const double width = bytes_of(e.stream());
+    const double elements = at.instances * static_cast<double>(l.input_shape().elements());
+    const double channels = static_cast<double>(l.config().channels);
+    const bool native = e.stream() == DType::half && e.step().precision == Precision::amp_bf16;
+    // cuDNN's NHWC kernels (amp-fp16, channels-last) stream well; its NCHW ones (FP32/TF32 models, torchvision's
+    // default layout) and PyTorch's native ones (bf16) run far below copy bandwidth: their own class.
+    const KernelClass kind = native || !e.amp() ? KernelClass::batch_norm : KernelClass::normalization;
+    if (!e.training()) {
+        e.forward(stream_kernel(kind, HostOp::module, "batch norm", width * elements, width * elements, 2 * elements));
+        return;
+    }
+    if (!native) {
+        const bool channels_last = e.amp();
+        e.forward(stream_kernel(kind, HostOp::module, "batch norm", width * elements, width * elements + 8 * channels, 5 * elements));
+        if (channels_last) e.forward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm workspace", 0, 8 * channels));
+        e.backward(stream_kernel(kind, HostOp::backward, "batch norm backward", 2 * width * elements, width * elements, 8 * elements));
+        if (channels_last) e.backward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm workspace", 0, 8 * channels));
+        return;
+    }
+    e.forward(stream_kernel(kind, HostOp::module, "batch norm statistics", width * elements, 8 * channels, 3 * elements));
+    e.forward(stream_kernel(kind, HostOp::none, "batch norm transform", width * elements + 16 * channels, width * elements, 2 * elements));
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "running statistics", 16 * channels, 8 * channels, 4 * channels));
+    e.forward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm fill", 0, 4));
+    e.backward(stream_kernel(kind, HostOp::backward, "batch norm backward reduce", 2 * width * elements, 16 * channels, 4 * elements));
+    e.backward(stream_kernel(kind, HostOp::none, "batch norm backward elementwise", 2 * width * elements + 24 * channels, width * elements, 4 * elements));
+    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm fill", 0, 4));
+}
+
+/// Activations: one kernel forward (ReLU in place), one backward reading the gradient and the saved tensor.
+inline void rule(Emitter& e, const At& at, const Activation& l) {
+    const double width = bytes_of(e.stream());
+    const double elements = at.instances * static_cast<double>(l.input_shape().elements());
+    const auto flops = static_cast<double>(l.forward(1).vector_flops.value()) * at.instances;
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, l.kind_name(), width * elements, width * elements, flops));
+    e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "activation backward", 2 * width * elements, width * elements, flops));
+}
+
+/// Dropout: training writes the output and a one-byte mask; inference launches nothing.
+inline void rule(Emitter& e, const At& at, const Dropout& l) {
+    if (!e.training() || l.config().probability <= 0) return;
+    const double width = bytes_of(e.stream());
+    const double elements = at.instances * static_cast<double>(l.input_shape().elements());
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "dropout", width * elements, (width + 1) * elements, 2 * elements));
+    e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "dropout backward", (width + 1) * elements, width * elements, elements));
+}
+
+/// Residual adds: the sum in the wider dtype; backward, the branch point accumulates two gradients (and a
+/// type-promoting add casts the gradient of its narrower input).
+inline void rule(Emitter& e, const At& at, const Add& l) {
+    const double elements = at.instances * static_cast<double>(l.input_shape().elements());
+    const DType out = promote(e.stream(), e.residual());
+    const double in_bytes = bytes_of(e.stream()) + bytes_of(e.residual()), out_width = bytes_of(out);
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "add", in_bytes * elements, out_width * elements, elements));
+    if (out != e.stream())
+        e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", out_width * elements, bytes_of(e.stream()) * elements));
+    e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate gradient", 2 * out_width * elements, out_width * elements, elements));
+    e.set_stream(out);
+    e.set_residual(out);
+}
+
+/// Elementwise products (gated MLPs): one kernel forward, one per input backward.
+inline void rule(Emitter& e, const At& at, const Multiply& l) {
+    const double width = bytes_of(e.stream());
+    const double elements = at.instances * static_cast<double>(l.input_shape().elements());
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "multiply", 2 * width * elements, width * elements, elements));
+    e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "multiply backward", 2 * width * elements, width * elements, elements));
+    e.backward(stream_kernel(KernelClass::elementwise, HostOp::none, "multiply backward", 2 * width * elements, width * elements, elements));
+}
+
+/// Layer norm: FP32 under autocast (a cast in if the input is half), FP32 out; backward: the input gradient and
+/// the weight/bias gradient reduction.
+inline void rule(Emitter& e, const At& at, const LayerNorm& l) {
+    const double rows = at.instances * static_cast<double>(l.config().rows);
+    const double width_features = static_cast<double>(l.config().width);
+    const double elements = rows * width_features;
+    const DType out = e.amp() ? DType::f32 : e.stream();
+    const double w_in = bytes_of(e.stream()), w = bytes_of(out);
+    HostSequence host;
+    const bool cast = e.amp() && e.stream() != DType::f32;
+    if (cast) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "cast to fp32", w_in * elements, 4 * elements));
+    e.forward(stream_kernel(KernelClass::normalization, host.next(), "layer norm", w * elements, w * elements + 8 * rows, 6 * elements));
+    e.backward(stream_kernel(KernelClass::normalization, HostOp::backward, "layer norm backward", 2 * w * elements + 8 * rows, w * elements, 8 * elements));
+    e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "layer norm weight gradient", 2 * w * elements, 8 * width_features, 3 * elements));
+    if (cast) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", 4 * elements, w_in * elements));
+    e.set_stream(out);
+    e.set_residual(out);
+}
+
+/// RMS norm as Hugging Face's Llama writes it: to FP32, pow, mean, rsqrt, multiply, back to the input dtype,
+/// times the weight — pointwise ops each way.
+inline void rule(Emitter& e, const At& at, const RMSNorm& l) {
+    const double rows = at.instances * static_cast<double>(l.config().rows);
+    const double elements = rows * static_cast<double>(l.config().width);
+    const double w = bytes_of(e.stream());
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "pow", 4 * elements, 4 * elements, elements));
+    e.forward(stream_kernel(KernelClass::reduction, HostOp::internal, "mean", 4 * elements, 4 * rows, elements));
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "rsqrt", 4 * rows, 4 * rows, 2 * rows));
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "normalize", 4 * elements + 4 * rows, w * elements, elements));
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "weight", w * elements, w * elements, elements));
+    for (int i = 0; i < 5; ++i)
+        e.backward(stream_kernel(i == 1 ? KernelClass::reduction : KernelClass::elementwise, HostOp::backward,
+                                 "rms norm backward", 2 * 4 * elements, 4 * elements, elements));
+}
+
+/// Softmax over the last axis (standalone layers): one kernel each way.
+inline void rule(Emitter& e, const At& at, const Softmax& l) {
+    const double w = bytes_of(e.stream());
+    const double elements = at.instances * static_cast<double>(l.input_shape().elements());
+    e.forward(stream_kernel(KernelClass::softmax, HostOp::module, "softmax", w * elements, w * elements, 5 * elements));
+    e.backward(stream_kernel(KernelClass::softmax, HostOp::backward, "softmax backward", 2 * w * elements, w * elements, 3 * elements));
+}
+
+/// Pooling: max pooling writes 64-bit indices and its backward reads them.
+inline void rule(Emitter& e, const At& at, const Pool2D& l) {
+    const double w = bytes_of(e.stream());
+    const double in = at.instances * static_cast<double>(l.input_shape().elements());
+    const double out = at.instances * static_cast<double>(l.output_shape().elements());
+    const bool max = l.config().kind == PoolKind::max;
+    const double index = max && e.training() ? 8 * out : 0;
+    e.forward(stream_kernel(KernelClass::reduction, HostOp::module, l.kind_name(), w * in, w * out + index, in));
+    e.backward(stream_kernel(KernelClass::reduction, HostOp::backward, "pool backward", w * out + index, w * in, in));
+}
+inline void rule(Emitter& e, const At& at, const AdaptiveAvgPool2D& l) {
+    const double w = bytes_of(e.stream());
+    const double in = at.instances * static_cast<double>(l.input_shape().elements());
+    const double out = at.instances * static_cast<double>(l.output_shape().elements());
+    e.forward(stream_kernel(KernelClass::reduction, HostOp::module, "adaptive average pool", w * in, w * out, in));
+    e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "pool backward", w * out, w * in, in));
+}
+
+/// Flatten is a view, except of a channels-last feature map with more than one pixel (AMP CNNs): a copy.
+inline void rule(Emitter& e, const At& at, const Flatten& l) {
+    const Shape in = l.input_shape();
+    if (!e.amp() || in.rank() != 3 || in[1] * in[2] <= 1) return;
+    const double bytes = bytes_of(e.stream()) * at.instances * static_cast<double>(in.elements());
+    e.forward(stream_kernel(KernelClass::copy_cast, HostOp::module, "channels-last flatten copy", bytes, bytes));
+}
+
+/// Embeddings: gather FP32 rows (with their int64 indices); backward zero-fills the table gradient, sorts the
+/// indices and scatter-adds the rows.
+inline void rule(Emitter& e, const At& at, const Embedding& l) {
+    const double rows = at.instances * static_cast<double>(l.config().rows);
+    const double out = rows * static_cast<double>(l.config().width);
+    const double table = static_cast<double>(l.params());
+    e.forward(stream_kernel(KernelClass::gather, HostOp::module, "embedding", 4 * out + 8 * rows, 4 * out));
+    e.backward(stream_kernel(KernelClass::memset, HostOp::backward, "zero table gradient", 0, 4 * table));
+    e.backward(stream_kernel(KernelClass::gather, HostOp::none, "sort indices", 16 * rows, 16 * rows));
+    e.backward(stream_kernel(KernelClass::gather, HostOp::none, "count indices", 16 * rows, 8 * rows));
+    e.backward(stream_kernel(KernelClass::gather, HostOp::none, "embedding backward", 4 * out + 16 * rows, 4 * out, out));
+    e.set_stream(DType::f32);
+    e.set_residual(DType::f32);
+}
+
+/// Multi-head attention through scaled_dot_product_attention: Q, K, V projections (each casting its input and
+/// weight), one fused kernel, a copy that makes the heads contiguous, and the output projection.
+inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l);
+
+/// Every other layer: one kernel per pass of the layer's natural class (the ideal lowering), reported.
+template <class L>
+void rule(Emitter& e, const At& at, const L& l) {
+    e.fallback(L::type_name);
+    const auto inst = static_cast<std::int64_t>(at.instances);
+    const double width = bytes_of(e.compute());
+    const KernelClass kind = l.forward(1).macs.value() > 0 ? KernelClass::gemm : KernelClass::elementwise;
+    if (e.amp() && l.params() > 0) {
+        HostSequence host;
+        weight_cast_forward(e, host, static_cast<double>(l.params()));
+    }
+    e.forward(matrix_kernel(kind, HostOp::module, L::type_name, l.forward(inst), width, 4));
+    if (at.input_gradient())
+        e.backward(matrix_kernel(kind, HostOp::backward, "backward-data", l.backward_data(inst), width, 4));
+    if (l.params() > 0) {
+        e.backward(matrix_kernel(kind, HostOp::none, "backward-weight", l.backward_weight(inst), width, 4));
+        weight_cast_backward(e, static_cast<double>(l.params()));
+    }
+    e.set_stream(e.compute());
+}
+
+inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
+    const auto& c = l.config();
+    const double width = bytes_of(e.compute());
+    const double q_rows = at.instances * static_cast<double>(c.q_len), kv_rows = at.instances * static_cast<double>(c.kv_len);
+    const double d = static_cast<double>(c.model_dim), qw = static_cast<double>(c.heads * c.head_dim);
+    const double kvw = static_cast<double>(c.kv_heads * c.head_dim);
+    const double bias = c.bias ? 1.0 : 0.0;
+    const bool cast = casts_input(e);
+    HostSequence host;
+    const double in_q = q_rows * d, in_kv = kv_rows * d;
+    struct Projection {
+        double rows, out;
+        std::string_view name;
+    };
+    const std::array<Projection, 3> projections{{{q_rows, qw, "query projection"}, {kv_rows, kvw, "key projection"},
+                                                 {kv_rows, kvw, "value projection"}}};
+    for (const auto& [rows, out, name] : projections) {
+        if (cast) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "cast input", 4 * rows * d, 2 * rows * d));
+        weight_cast_forward(e, host, d * out + bias * out);
+        e.forward(gemm_kernel(host.next(), name, rows, out, d, 1, width, width));
+    }
+    // The fused kernel: QK^T and PV for the unmasked pairs; reads Q, K, V, writes O and the log-sum-exp.
+    const double core = at.instances * static_cast<double>(l.core_macs());
+    const bool simt = !e.amp();  // FP32 inputs run the memory-efficient kernel on the FMA units
+    // A transformer block's Python glue (Hugging Face): the head split/merge views and the container modules
+    // around the attention and the MLP, with the autograd nodes of the views in the backward.
+    constexpr std::uint8_t block_views = 10, block_containers = 6;
+    Kernel sdpa = stream_kernel(KernelClass::attention, HostOp::module, "scaled dot-product attention",
+                                width * (q_rows * qw + 2 * kv_rows * kvw), width * q_rows * qw + 4 * q_rows * static_cast<double>(c.heads));
+    sdpa.macs = core;
+    sdpa.simt = simt;
+    sdpa.views = block_views;
+    sdpa.containers = block_containers;
+    e.forward(sdpa);
+    e.forward(stream_kernel(KernelClass::copy_cast, HostOp::internal, "heads contiguous", width * q_rows * qw, width * q_rows * qw));
+    HostSequence out_host;
+    weight_cast_forward(e, out_host, qw * d + bias * d);
+    e.forward(gemm_kernel(out_host.next(), "output projection", q_rows, d, qw, 1, width, width));
+    // Backward, in autograd's order: output projection, attention, then the three projections.
+    e.backward(gemm_kernel(HostOp::backward, "output projection dX", q_rows, qw, d, 1, width, width));
+    e.backward(gemm_kernel(HostOp::none, "output projection dW", qw, d, q_rows, 1, width, width));
+    if (c.bias) e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * q_rows * d, width * d));
+    weight_cast_backward(e, qw * d + bias * d);
+    e.backward(stream_kernel(KernelClass::reduction, HostOp::backward, "attention backward preprocess", 2 * width * q_rows * qw, 4 * q_rows * static_cast<double>(c.heads)));
+    Kernel sdpa_bwd = stream_kernel(KernelClass::attention, HostOp::none, "scaled dot-product attention backward",
+                                    width * (2 * q_rows * qw + 2 * kv_rows * kvw) + 4 * q_rows * static_cast<double>(c.heads),
+                                    width * (q_rows * qw + 2 * kv_rows * kvw));
+    sdpa_bwd.macs = 2.5 * core;  // recomputes QK^T, then dV, dP, dQ, dK: five products to the forward's two
+    sdpa_bwd.simt = simt;
+    sdpa_bwd.silent_backward_nodes = block_views;
+    e.backward(sdpa_bwd);
+    for (const auto& [rows, out, name] : projections) {
+        if (at.input_gradient()) e.backward(gemm_kernel(HostOp::backward, "projection dX", rows, d, out, 1, width, width));
+        e.backward(gemm_kernel(at.input_gradient() ? HostOp::none : HostOp::backward, "projection dW", d, out, rows, 1, width, width));
+        if (c.bias) e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * rows * out, width * out));
+        weight_cast_backward(e, d * out + bias * out);
+        if (cast && at.input_gradient())
+            e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * rows * d, 4 * rows * d));
+    }
+    if (at.input_gradient()) {  // three uses of the input: two gradient accumulations
+        const double g = bytes_of(e.stream());
+        for (int i = 0; i < 2; ++i)
+            e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate gradient", 2 * g * in_q, g * in_q, in_q));
+    }
+    (void)in_kv;
+    e.set_stream(e.compute());
+}
+
+/// Cross-entropy over the last node's output, in FP32 (autocast's rule for the loss): a cast of half logits,
+/// log-softmax and NLL forward; the gradient's fill, NLL backward (zero-fill + scatter), log-softmax backward
+/// and the cast back.
+inline void loss(Emitter& e, const Node& last) {
+    const double logits = static_cast<double>(e.batch()) * static_cast<double>(last.repeat) *
+                          static_cast<double>(output_shape(last.layer).elements());
+    const double rows = static_cast<double>(e.batch());
+    const double w = bytes_of(e.stream());
+    const bool cast = e.stream() != DType::f32;
+    e.step_level(true);
+    if (cast) e.forward(stream_kernel(KernelClass::copy_cast, HostOp::module, "cast logits to fp32", w * logits, 4 * logits));
+    e.forward(stream_kernel(KernelClass::loss, cast ? HostOp::internal : HostOp::module, "log-softmax", 4 * logits, 4 * logits, 4 * logits));
+    e.forward(stream_kernel(KernelClass::loss, HostOp::internal, "nll loss", 12 * rows, 8));
+    e.step_level(false);
+    e.loss_backward(stream_kernel(KernelClass::memset, HostOp::backward, "loss gradient seed", 0, 4));
+    e.loss_backward(stream_kernel(KernelClass::memset, HostOp::backward, "nll backward zero", 0, 4 * logits));
+    e.loss_backward(stream_kernel(KernelClass::loss, HostOp::none, "nll backward", 12 * rows, 4 * rows));
+    e.loss_backward(stream_kernel(KernelClass::loss, HostOp::backward, "log-softmax backward", 8 * logits, 4 * logits, 3 * logits));
+    if (cast) e.loss_backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", 4 * logits, w * logits));
+}
+
+/// Lowers one node.
+inline void lower_node(Emitter& e, const Node& node) {
+    const At at{node, static_cast<double>(e.batch()) * static_cast<double>(node.repeat)};
+    std::visit([&](const auto& layer) { rule(e, at, layer); }, node.layer);
+}
+
+}  // namespace roofplan::eager

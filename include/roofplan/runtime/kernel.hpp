@@ -1,0 +1,107 @@
+// roofplan/runtime/kernel.hpp — the level below work items: the kernels a framework launches, and the host
+// operations that dispatch them.
+//
+// A runtime (runtime/lowering.hpp) lowers each layer pass into kernels: what eager PyTorch launches for it (casts
+// under autocast, batch norm's several passes, the backward of in-place activations, dropout masks, the loss, the
+// multi-tensor optimizer kernels), what a compiler launches after fusion, or the teaching ideal of one kernel per
+// pass.  A kernel carries its class (which sets the bandwidth it reaches and its fixed GPU cost), its arithmetic
+// and bytes, its GEMM shape, and the host operation that issues it (which sets the CPU time before the launch).
+#pragma once
+
+#include <roofplan/detail/checked.hpp>
+#include <roofplan/enum_names.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace roofplan {
+
+/// What a kernel does, as far as its speed goes: matrix classes run at the GEMM/convolution rates; the others
+/// are memory-bound streams whose achieved bandwidth and fixed cost the operator micro-benchmarks measure.
+enum class KernelClass {
+    gemm,           ///< cuBLAS/cuBLASLt matrix products (linear layers, batched matmuls)
+    conv,           ///< cuDNN convolutions (forward, backward-data, backward-filter)
+    attention,      ///< fused scaled-dot-product attention (flash / memory-efficient)
+    elementwise,    ///< unary and binary pointwise ops (activations, adds, dropout, bias)
+    reduction,      ///< sums and means (bias gradients, pooling, statistics)
+    normalization,  ///< cuDNN batch norm and layer norm kernels
+    batch_norm,     ///< PyTorch's native batch-norm kernels (what bf16 inputs get: statistics, transform, backward)
+    softmax,        ///< softmax, log-softmax and their backward
+    copy_cast,      ///< dtype casts and layout copies
+    optimizer,      ///< multi-tensor optimizer kernels (foreach)
+    memset,         ///< zero fills
+    gather,         ///< embedding lookups and their scatter-add backward, index kernels
+    loss,           ///< loss kernels (nll, cross-entropy pieces)
+};
+template <>
+struct EnumNames<KernelClass> {
+    static constexpr std::string_view field = "kernel_class";
+    static constexpr std::string_view what = "kernel class";
+    static constexpr std::array<std::string_view, 13> names{
+        "gemm",      "conv",      "attention", "elementwise", "reduction", "normalization", "batch_norm",
+        "softmax",   "copy_cast", "optimizer", "memset",      "gather",    "loss"};
+};
+inline constexpr std::size_t kernel_class_count = enum_count<KernelClass>;
+inline constexpr std::array<KernelClass, kernel_class_count> all_kernel_classes = enum_values<KernelClass>();
+constexpr KernelClass parse_kernel_class(std::string_view name) { return parse_enum<KernelClass>(name); }
+/// Whether the class runs on the matrix units (timed by the GEMM/convolution model).
+constexpr bool is_matrix(KernelClass c) {
+    return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
+}
+
+/// The host operation that issues a kernel, which sets the CPU time spent before its launch.
+enum class HostOp : std::uint8_t {
+    none,      ///< a further kernel of the same operation: only the launch itself
+    module,    ///< an operator called from Python (a module's forward or a functional op), recorded by autograd
+    internal,  ///< an operator dispatched inside another (autocast's casts, a bias add): the dispatcher only
+    backward,  ///< an autograd node run by the backward engine (C++)
+    optimizer, ///< a multi-tensor (foreach) optimizer operation called from Python
+    graph,     ///< the launch of a captured CUDA graph (compiled runtimes): its kernels cost no host time
+};
+inline constexpr std::size_t host_op_count = 6;
+
+/// Which part of a step a kernel belongs to.
+enum class StepPart : std::uint8_t { forward, backward, optimizer };
+template <>
+struct EnumNames<StepPart> {
+    static constexpr std::string_view field = "part";
+    static constexpr std::string_view what = "step part";
+    static constexpr std::array<std::string_view, 3> names{"forward", "backward", "optimizer"};
+};
+
+/// One kernel at one batch size.
+struct Kernel {
+    KernelClass kind = KernelClass::elementwise;
+    StepPart part = StepPart::forward;
+    HostOp host = HostOp::none;
+    std::uint32_t node = 0;      ///< the model node it belongs to (step-level kernels: the last node)
+    std::string_view what;       ///< "conv forward", "bn statistics", "cast weight to bf16", ...
+    double macs = 0;             ///< matrix multiply-adds
+    double vector_flops = 0;
+    double bytes_read = 0;
+    double bytes_written = 0;
+    double m = 0, n = 0, k = 0, count = 0;  ///< GEMM view of matrix work (0: none)
+    bool simt = false;           ///< matrix work on the FP32 FMA units whatever the step's math class
+    bool sync_before = false;    ///< the host waits for the GPU before issuing it (a .item(), a scaler check)
+    double host_tensors = 0;     ///< tensors the host walks in Python before the launch (optimizer bookkeeping)
+    bool adam_bookkeeping = false; ///< that walk is AdamW's (per-parameter state and step counts), not SGD's
+    bool step_level = false;     ///< the loss or the optimizer, not a layer's
+    /// Host work without a kernel before this launch: Python view ops (view, transpose, reshape), container module
+    /// calls (a transformer block's nesting), autograd nodes that launch nothing (the backward of views and adds).
+    std::uint8_t views = 0, containers = 0, silent_backward_nodes = 0;
+
+    [[nodiscard]] constexpr double bytes() const { return bytes_read + bytes_written; }
+    /// Whether a backward kernel computes or converts a weight gradient (the layer's backward-weight pass).
+    [[nodiscard]] constexpr bool weight_gradient() const {
+        constexpr std::array<std::string_view, 9> names{
+            "linear dW", "conv backward-filter", "bias gradient", "cast weight gradient", "layer norm weight gradient",
+            "projection dW", "output projection dW", "accumulate tied gradient", "backward-weight"};
+        for (std::string_view n : names)
+            if (what == n) return true;
+        return false;
+    }
+};
+
+}  // namespace roofplan

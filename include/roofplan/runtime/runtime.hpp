@@ -1,0 +1,141 @@
+// roofplan/runtime/runtime.hpp — lowers a model's training step or inference into the kernels a runtime
+// launches: the layers by the runtime's rules, then the step-level work (the loss, the optimizer update).
+#pragma once
+
+#include <roofplan/runtime/compiled.hpp>
+#include <roofplan/runtime/eager.hpp>
+#include <roofplan/runtime/lowering.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace roofplan {
+
+/// A step lowered to kernels, and the layer types that no rule of the runtime covers (lowered one kernel per
+/// pass instead).
+struct LoweredStep {
+    std::vector<Kernel> kernels;
+    std::vector<std::string> fallbacks;
+};
+
+namespace runtime_detail {
+
+/// Parameter tensors of a layer (count, and chunks of 65,536 elements for multi_tensor_apply).
+struct ParameterTensors {
+    double tensors = 0;
+    std::vector<double> chunks;  ///< per tensor, in the model's parameter order
+    void add(double numel) {
+        if (numel <= 0) return;
+        tensors += 1;
+        chunks.push_back(std::ceil(numel / 65536.0));
+    }
+};
+inline void parameter_tensors(const AnyLayer& layer, ParameterTensors& p) {
+    if (const auto* l = std::get_if<Linear>(&layer)) {
+        const auto& c = l->config();
+        if (!c.tied) p.add(static_cast<double>(c.in_features) * static_cast<double>(c.out_features));
+        if (c.bias) p.add(static_cast<double>(c.out_features));
+    } else if (const auto* conv = std::get_if<Conv2D>(&layer)) {
+        const double bias = conv->config().bias ? static_cast<double>(conv->config().out_channels) : 0;
+        p.add(static_cast<double>(conv->params()) - bias);
+        p.add(bias);
+    } else if (const auto* a = std::get_if<MultiHeadAttention>(&layer)) {
+        const auto& c = a->config();
+        const double d = static_cast<double>(c.model_dim), qw = static_cast<double>(c.heads * c.head_dim),
+                     kvw = static_cast<double>(c.kv_heads * c.head_dim);
+        for (double out : {qw, kvw, kvw}) {
+            p.add(d * out);
+            if (c.bias) p.add(out);
+        }
+        p.add(qw * d);
+        if (c.bias) p.add(d);
+    } else if (std::holds_alternative<BatchNorm2d>(layer) || std::holds_alternative<LayerNorm>(layer)) {
+        p.add(static_cast<double>(params(layer)) / 2);
+        p.add(static_cast<double>(params(layer)) / 2);
+    } else {
+        p.add(static_cast<double>(params(layer)));
+    }
+}
+
+/// One foreach operation over every parameter: reads `reads` and writes `writes` FP32 values per parameter,
+/// over `lists` tensor lists.
+inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std::string_view what, int lists,
+                       double reads, double writes, double flops, bool first) {
+    const double launches = foreach_launches(p.chunks, lists);
+    for (double i = 0; i < launches; ++i) {
+        Kernel k = stream_kernel(KernelClass::optimizer, i == 0 ? HostOp::optimizer : HostOp::none, what,
+                                 4 * reads * params / launches, 4 * writes * params / launches, flops * params / launches);
+        if (first && i == 0) {  // the Python loop over the parameters before the first op
+            k.host_tensors = p.tensors;
+            k.adam_bookkeeping = e.step().optimizer == Optimizer::adam;
+        }
+        e.optimizer(k);
+    }
+}
+
+/// The optimizer step as PyTorch's foreach implementations run it (SGD: momentum, no weight decay, PyTorch's
+/// defaults; AdamW: weight decay 0.01), plus under amp-fp16 the gradient scaler's unscale and its host sync.
+inline void optimizer(Emitter& e) {
+    ParameterTensors p;
+    double params = 0;
+    for (const Node& n : e.model().nodes()) {
+        parameter_tensors(n.layer, p);
+        params += static_cast<double>(roofplan::params(n.layer));
+    }
+    if (params <= 0) return;
+    bool first = true;
+    if (e.step().precision == Precision::amp_fp16) {
+        foreach_op(e, p, params, "unscale gradients", 1, 1, 1, 2, first);
+        first = false;
+    }
+    if (e.step().optimizer == Optimizer::sgd) {
+        foreach_op(e, p, params, "momentum scale", 1, 1, 1, 1, first);
+        foreach_op(e, p, params, "momentum add", 2, 2, 1, 1, false);
+        foreach_op(e, p, params, "parameter update", 2, 2, 1, 2, false);
+    } else {
+        foreach_op(e, p, params, "weight decay", 1, 1, 1, 1, first);
+        foreach_op(e, p, params, "first moment", 2, 2, 1, 3, false);
+        foreach_op(e, p, params, "second moment scale", 1, 1, 1, 1, false);
+        foreach_op(e, p, params, "second moment add", 3, 2, 1, 2, false);
+        foreach_op(e, p, params, "sqrt", 2, 1, 1, 1, false);
+        foreach_op(e, p, params, "bias correction", 1, 1, 1, 1, false);
+        foreach_op(e, p, params, "epsilon", 1, 1, 1, 1, false);
+        foreach_op(e, p, params, "parameter update", 3, 3, 1, 3, false);
+    }
+    if (e.step().precision == Precision::amp_fp16) {  // GradScaler.step reads found_inf on the host
+        Kernel update = stream_kernel(KernelClass::elementwise, HostOp::optimizer, "scaler update", 8, 8, 2);
+        update.sync_before = true;
+        e.optimizer(update);
+    }
+}
+
+}  // namespace runtime_detail
+
+/// Lowers one step of `model` at `batch` for a runtime other than `ideal` (which the engine times per layer
+/// pass).  Errors: int8 in eager PyTorch (no such path: use the compiled runtime for an inference engine).
+inline LoweredStep lower(const Model& model, std::int64_t batch, const StepConfig& step, Runtime runtime) {
+    detail::require_batch(batch);
+    if (runtime == Runtime::ideal) detail::fail("the ideal runtime is not lowered to kernels");
+    if (runtime == Runtime::eager && step.precision == Precision::int8)
+        detail::fail("eager PyTorch has no int8 path; int8 is an inference engine's (runtime compiled) or ideal");
+    Emitter e(model, batch, step);
+    const auto& nodes = model.nodes();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        e.at(static_cast<std::uint32_t>(i));
+        if (runtime == Runtime::eager) eager::lower_node(e, nodes[i]);
+        else compiled::lower_node(e, nodes[i]);
+    }
+    if (e.training() && !nodes.empty()) {
+        if (runtime == Runtime::eager) eager::loss(e, nodes.back());
+        else compiled::loss(e, nodes.back());
+        runtime_detail::optimizer(e);
+    }
+    LoweredStep out{e.kernels(), e.fallbacks()};
+    if (runtime == Runtime::compiled) out.kernels = compiled::fuse(std::move(out.kernels), e.training());
+    return out;
+}
+
+}  // namespace roofplan

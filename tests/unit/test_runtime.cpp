@@ -1,0 +1,175 @@
+// The execution model: runtimes' lowering, the host timeline, the kernel-class fits.
+#include <roofplan/calibration/operators.hpp>
+#include <roofplan/roofplan.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+using namespace roofplan;
+
+namespace {
+std::map<std::string, int> count_by_what(const std::vector<Kernel>& kernels) {
+    std::map<std::string, int> n;
+    for (const Kernel& k : kernels) ++n[std::string(k.what)];
+    return n;
+}
+Prediction run(const Model& m, std::string_view device, std::int64_t batch, Precision p, Runtime r,
+               Mode mode = Mode::train, Optimizer o = Optimizer::sgd) {
+    PredictRequest q;
+    q.batch = batch;
+    q.precision = p;
+    q.runtime = r;
+    q.mode = mode;
+    q.optimizer = o;
+    const Device& d = find_device(device);
+    return Predictor(m)(d, default_profile(d), q);
+}
+}  // namespace
+
+TEST_CASE("eager ResNet-50 amp-bf16 training launches what PyTorch's profile shows, structurally") {
+    const Model m = models::build("resnet50");
+    const LoweredStep s = lower(m, 32, {Precision::amp_bf16, Mode::train, Optimizer::sgd}, Runtime::eager);
+    const auto n = count_by_what(s.kernels);
+    // 53 batch norms: native kernels (bf16 input): statistics + transform forward, reduce + elementwise backward.
+    CHECK(n.at("batch norm statistics") == 53);
+    CHECK(n.at("batch norm backward elementwise") == 53);
+    // Autocast casts each of the 54 matrix weights forward and its gradient back.
+    CHECK(n.at("cast weight") == 54);
+    CHECK(n.at("cast weight gradient") == 54);
+    // 49 in-place ReLUs, 16 residual adds each with one gradient accumulation, one max pool.
+    CHECK(n.at("relu") == 49);
+    CHECK(n.at("add") == 16);
+    CHECK(n.at("accumulate gradient") == 16);
+    // 53 convolutions: forward and filter gradient each, data gradient except the first layer.
+    CHECK(n.at("conv forward") == 53);
+    CHECK(n.at("conv backward-filter") == 53);
+    CHECK(n.at("conv backward-data") == 52);
+    // SGD with momentum, foreach over 161 tensors / 25.6 M parameters: 3 ops x 3 launches (the profile's 9).
+    int optimizer = 0;
+    for (const Kernel& k : s.kernels) optimizer += k.part == StepPart::optimizer;
+    CHECK(optimizer == 9);
+    // The step's kernel count is within 15% of torch.profiler's 1012 (validation/results/2026-11-23-h200-e2e).
+    CHECK(static_cast<double>(s.kernels.size()) == doctest::Approx(1012).epsilon(0.15));
+    CHECK(s.fallbacks.empty());
+}
+
+TEST_CASE("eager lowering keeps the model's matrix work: forward MACs equal the counted MACs") {
+    for (const char* id : {"resnet50", "vgg16", "alexnet"}) {
+        const Model m = models::build(id);
+        const LoweredStep s = lower(m, 4, {Precision::amp_bf16, Mode::infer, Optimizer::sgd}, Runtime::eager);
+        double macs = 0;
+        for (const Kernel& k : s.kernels) macs += k.macs;
+        CHECK(macs == doctest::Approx(4.0 * static_cast<double>(m.forward_macs().value())).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("timeline: busy + idle = step, host-bound at batch 1, GPU-bound at a large batch") {
+    const Model m = models::build("resnet50");
+    const Prediction small = run(m, "h200", 1, Precision::amp_bf16, Runtime::eager, Mode::infer);
+    const Prediction large = run(m, "h200", 256, Precision::amp_bf16, Runtime::eager, Mode::infer);
+    for (const Prediction* p : {&small, &large}) {
+        CHECK(p->gpu_idle_s >= 0);
+        CHECK(p->gpu_busy_s + p->gpu_idle_s == doctest::Approx(p->step_time.value()));
+        CHECK(p->step_time.value() >= p->host_s - 1e-12);
+        CHECK(p->kernel_count > 100);
+    }
+    CHECK(small.bound == StepBound::host);
+    CHECK(large.bound != StepBound::host);
+    CHECK(large.gpu_idle_s / large.step_time.value() < 0.05);
+    // More work never takes less time.
+    CHECK(large.step_time.value() > small.step_time.value());
+}
+
+TEST_CASE("runtimes order as they should: ideal <= compiled <= eager, fewer kernels when compiled") {
+    const Model m = models::build("bert-base");
+    for (Mode mode : {Mode::train, Mode::infer}) {
+        const Prediction ideal = run(m, "a100", 16, Precision::amp_fp16, Runtime::ideal, mode, Optimizer::adam);
+        const Prediction compiled = run(m, "a100", 16, Precision::amp_fp16, Runtime::compiled, mode, Optimizer::adam);
+        const Prediction eager = run(m, "a100", 16, Precision::amp_fp16, Runtime::eager, mode, Optimizer::adam);
+        CHECK(compiled.kernel_count < eager.kernel_count);
+        CHECK(compiled.step_time.value() < eager.step_time.value());
+        CHECK(ideal.step_time.value() < eager.step_time.value());
+        CHECK(eager.runtime == Runtime::eager);
+    }
+}
+
+TEST_CASE("misaligned GEMMs run cuBLAS's fallback kernels: GPT-2's 50257-wide head is slower than a padded one") {
+    const Device& h200 = find_device("h200");
+    const EfficiencyProfile p = default_profile(h200);
+    const Roofline r(h200, p, MathClass::bf16_tensor);
+    const auto head = [&](double vocab) {
+        Kernel k = runtime_detail::gemm_kernel(HostOp::module, "lm head", 8192, vocab, 768, 1, 2, 2);
+        return r.time(k).total_s;
+    };
+    CHECK(head(50257) / head(50264) == doctest::Approx(1.0 / p.unaligned_odd).epsilon(0.02));
+    CHECK(head(30522) / head(30528) == doctest::Approx(1.0 / p.unaligned_even).epsilon(0.02));
+    const Roofline fp32(h200, p, MathClass::fp32);  // FMA-unit GEMMs do not care
+    Kernel k = runtime_detail::gemm_kernel(HostOp::module, "lm head", 8192, 50257, 768, 1, 4, 4);
+    Kernel padded = runtime_detail::gemm_kernel(HostOp::module, "lm head", 8192, 50264, 768, 1, 4, 4);
+    CHECK(fp32.time(k).total_s == doctest::Approx(fp32.time(padded).total_s).epsilon(0.01));
+}
+
+TEST_CASE("runtime errors and fallbacks are stated") {
+    const Model m = models::build("resnet50");
+    CHECK_THROWS_WITH_AS(lower(m, 8, {Precision::int8, Mode::infer, Optimizer::sgd}, Runtime::eager),
+                         doctest::Contains("eager PyTorch has no int8 path"), roofplan::invalid_argument);
+    CHECK_THROWS_WITH_AS(parse_runtime("graph"), doctest::Contains("accepted: eager, compiled, ideal"),
+                         roofplan::invalid_argument);
+    const Model gnmt = models::build("gnmt");
+    const LoweredStep s = lower(gnmt, 8, {Precision::amp_fp16, Mode::train, Optimizer::adam}, Runtime::eager);
+    CHECK(std::find(s.fallbacks.begin(), s.fallbacks.end(), "lstm") != s.fallbacks.end());
+}
+
+TEST_CASE("kernel-class fit recovers a known curve; host fit recovers known costs") {
+    const Device& d = find_device("h200");
+    std::vector<OperatorSample> samples;
+    for (double bytes : {1e5, 1e6, 1e7, 1e8, 1e9}) {
+        OperatorSample s;
+        s.op = "relu";
+        s.pass = "fwd";
+        s.dtype = "bf16";
+        s.layout = "contiguous";
+        s.bytes = bytes;
+        s.numel = bytes / 2;
+        s.seconds = 2.5e-6 + bytes / (0.8 * 4.8e12);
+        samples.push_back(s);
+    }
+    EfficiencyProfile p = default_profile(d);
+    const auto fits = calibration::fit_kernel_classes(samples, d, p);
+    REQUIRE(fits.size() == 1);
+    CHECK(fits[0].memory == doctest::Approx(0.8).epsilon(1e-6));
+    CHECK(fits[0].fixed_s == doctest::Approx(2.5e-6).epsilon(1e-6));
+    CHECK(p.kernel_class[KernelClass::elementwise].memory == doctest::Approx(0.8));
+
+    HostCosts h;
+    std::vector<HostSample> host{{"view (no kernel)", 1.5e-6, 0},
+                                              {"nn.Linear(64,64) call, requires_grad (forward only)", 20e-6, 1},
+                                              {"nn.Linear(64,64) forward+backward (Sequential of 100)", 120e-6, 6}};
+    CHECK(calibration::fit_host(host, h) == 3);
+    CHECK(h.view_s == doctest::Approx(1.5e-6));
+    CHECK(h.module_s == doctest::Approx(20e-6 - h.launch_s));
+    CHECK(h.backward_s == doctest::Approx((120e-6 - 20e-6) / 5 - h.launch_s));
+}
+
+TEST_CASE("a Program (lowered at batches 1 and 2) equals a direct lowering at any batch") {
+    for (const char* id : {"resnet50", "bert-squad", "gpt2"}) {
+        const Model m = models::build(id);
+        for (Precision p : {Precision::amp_bf16, Precision::fp32}) {
+            const StepConfig step{p, Mode::train, Optimizer::adam};
+            const Program program(m, step, Runtime::eager);
+            for (std::int64_t b : {3, 7, 64}) {
+                const std::vector<Kernel> direct = lower(m, b, step, Runtime::eager).kernels;
+                const std::vector<Kernel> affine = program.at(b);
+                REQUIRE(direct.size() == affine.size());
+                for (std::size_t i = 0; i < direct.size(); ++i) {
+                    CHECK(affine[i].bytes() == doctest::Approx(direct[i].bytes()).epsilon(1e-12));
+                    CHECK(affine[i].macs == doctest::Approx(direct[i].macs).epsilon(1e-12));
+                    CHECK(affine[i].m == doctest::Approx(direct[i].m).epsilon(1e-12));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1090 @@
+#!/usr/bin/env python3
+"""PyTorch operator micro-benchmarks for roofplan's eager runtime (issue 14, item 4).  Calibration input: each
+record is one framework operator (or one autograd backward of it) at one size and dtype, timed alone.
+
+For every case:
+  1. correctness first: the op runs on fresh random non-zero inputs (its own seed, not the timing buffers) and is
+     compared with a float64 reference by ||out - ref|| / ||ref|| (bounds per dtype: TOL below); dropout, memset
+     and the optimizers have exact or statistical checks of their own.  A case that fails is still timed and
+     recorded with "verified": false.
+  2. timing: CUDA events around each call, after warm-up; before each call a spin kernel (torch.cuda._sleep)
+     longer than the host's dispatch time keeps the GPU busy while the host enqueues the call, so the time between
+     the events is the GPU's own time for the call (its kernels back to back, launch gaps on the GPU included,
+     host dispatch excluded).  Median, p10, p90 over many repetitions.  When a set of inputs fits in a few L2s,
+     the calls rotate over enough input sets (views into a large random pool, or separate states) to touch about
+     3x L2 per cycle; "rotating_sets" says how many.
+  3. one torch.profiler pass (3 calls) lists the kernels launched per call (name, class, count, device time).
+  4. host_us: the median wall time the host spent issuing the call in the timed loop (not synchronised).
+  With --inner N (or auto) N calls run back to back between the events and the time per call is the elapsed
+  time over N: it then includes the GPU's gap between queued kernels but not the events' own overhead (about
+  3.5 us per pair on an H200, measured: compare "median_s" with "kernel_busy_us" of a run with --inner 1).
+Plus sections that are not per-size ops: "host" (dispatch cost per op: no autograd, autograd forward,
+forward + backward, autocast, nn.Module calls, optimizer step per tensor, CUDA graph replay) and "floor" (GPU time
+of a tiny kernel back to back, eagerly and inside a CUDA graph).
+
+Bytes are nominal: each input read once and each output written once (the kernels may move more, e.g. batch norm
+reads its input twice); FLOPs count a multiply-add as 2.  Output: one JSON report (tool "roofplan-ops"), schema in
+docs/report-schemas.md, section roofplan-ops.
+
+  python3 validation/ops/op_bench.py --json ops.json --git-sha SHA [--only gemm,bn] [--deadline-s 300]
+  python3 validation/ops/op_bench.py --smoke --json /tmp/ops_smoke.json   # CPU, tiny sizes: exercises the code
+"""
+import argparse
+import math
+import statistics
+import sys
+import time
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/e2e")
+import rp_common as rc  # noqa: E402
+
+SIZE = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp64": 8, "int64": 8, "bool": 1}
+DT = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# relative-error bounds ||out-ref||/||ref|| per compute dtype
+TOL = {"fp32": 2e-5, "tf32": 5e-3, "bf16": 2e-2, "fp16": 4e-3}
+
+KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
+INNER = 1  # calls between two events (--inner)
+TRAFFIC = [64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB, 64 * MB, 256 * MB, 1 * GB]
+
+
+class Env:
+    """Where and how cases run (GPU, or CPU in --smoke)."""
+
+    def __init__(self, smoke, deadline):
+        self.smoke = smoke
+        self.cuda = torch.cuda.is_available() and not smoke
+        self.dev = "cuda" if self.cuda else "cpu"
+        self.l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 * MB) if self.cuda else 4 * MB
+        self.deadline = deadline
+        self.pools = {}
+
+    def sync(self):
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def left(self):
+        return self.deadline - time.monotonic()
+
+    def pool(self, dtype):
+        """A large random pool of this dtype (about 3 L2s, at least 64 MiB): cheap input sets are views into it."""
+        if dtype not in self.pools:
+            n = max(3 * self.l2, 64 * MB) // torch.tensor([], dtype=dtype).element_size()
+            if self.smoke:
+                n = 1 << 16
+            g = torch.Generator(device=self.dev).manual_seed(1234)
+            p = torch.randn(n, generator=g, device=self.dev, dtype=torch.float32).to(dtype)
+            p[p == 0] = 0.5  # non-zero
+            self.pools[dtype] = [p, 0]
+        return self.pools[dtype]
+
+    def view(self, shape, dtype):
+        """Next view of `shape` into the pool of `dtype` (wraps around; a fresh tensor if it does not fit)."""
+        entry = self.pool(dtype)
+        p, off = entry
+        n = math.prod(shape)
+        if n > p.numel():
+            return torch.randn(shape, device=self.dev).to(dtype)
+        if off + n > p.numel():
+            off = 0
+        entry[1] = off + n
+        return p[off:off + n].view(shape)
+
+    def leaf(self, shape, dtype, seed, grad):
+        """Fresh random tensor (seed given: the correctness check) or a pool view (timing), made a leaf that
+        requires grad when `grad`."""
+        x = self.fresh(shape, dtype, seed) if seed is not None else self.view(shape, dtype)
+        if grad:
+            x = x.detach().clone().requires_grad_(True)
+        return x
+
+    def fresh(self, shape, dtype, seed):
+        g = torch.Generator(device=self.dev).manual_seed(seed)
+        x = torch.randn(shape, generator=g, device=self.dev, dtype=torch.float32)
+        x[x == 0] = 0.25
+        return x.to(dtype)
+
+    def sets_for(self, ws_bytes, cap):
+        """How many rotating input sets make a cycle touch about 3x L2."""
+        if ws_bytes >= 3 * self.l2:
+            return 1
+        return int(max(1, min(cap, math.ceil(3 * self.l2 / max(ws_bytes, 1)))))
+
+
+def relerr(out, ref):
+    out = out.detach().to(torch.float64)
+    ref = ref.detach().to(torch.float64)
+    if not torch.isfinite(out).all():
+        return math.inf
+    den = torch.linalg.vector_norm(ref).item()
+    num = torch.linalg.vector_norm(out - ref).item()
+    return num / den if den > 0 else num
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# timing
+
+
+def time_call(env, call, nsets, max_reps=200, budget_s=0.12):
+    """GPU time per call (CUDA events, sleep-padded), host issue time per call; or CPU wall in smoke mode."""
+    # warm-up (allocator, cuBLAS/cuDNN handles and heuristics, lazy module loading)
+    for i in range(3):
+        call(i % nsets)
+    env.sync()
+    t0 = time.perf_counter()
+    for i in range(2):
+        call(i % nsets)
+    host_est = (time.perf_counter() - t0) / 2  # issue time only (no synchronisation inside)
+    env.sync()
+    if not env.cuda:
+        reps = 5
+        ts = []
+        for r in range(reps):
+            a = time.perf_counter()
+            call(r % nsets)
+            ts.append(time.perf_counter() - a)
+        return ts, ts
+    # a first estimate of the GPU time
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(int(2e9 * (2 * host_est + 50e-6)))
+    a.record()
+    call(0)
+    b.record()
+    b.synchronize()
+    gpu_est = a.elapsed_time(b) / 1e3
+    # INNER calls back to back between the events ("auto": enough for about 25 us of GPU work, at most 16): the
+    # per-call time then holds the GPU's own gap between queued kernels but not the events' overhead
+    inner = INNER if INNER != "auto" else int(max(1, min(16, math.ceil(25e-6 / max(gpu_est, 1e-7)))))
+    sleep_s = inner * 2 * host_est + 30e-6
+    reps = int(max(10, min(max_reps, budget_s / (inner * gpu_est + sleep_s))))
+    cycles = int(2.0e9 * sleep_s)  # _sleep counts SM clocks (about 2 GHz on Hopper); only a lower bound matters
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    host = []
+    for r in range(reps):
+        torch.cuda._sleep(cycles)
+        starts[r].record()
+        h = time.perf_counter()
+        for j in range(inner):
+            call((r * inner + j) % nsets)
+        host.append((time.perf_counter() - h) / inner)
+        ends[r].record()
+    torch.cuda.synchronize()
+    time_call.inner = inner
+    return [s.elapsed_time(e) / 1e3 / inner for s, e in zip(starts, ends)], host
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    k = (len(xs) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+class Runner:
+    def __init__(self, env, out_doc, out_path):
+        self.env = env
+        self.doc = out_doc
+        self.path = out_path
+        self.n = 0
+        self.t_last_write = time.monotonic()
+
+    def save(self, force=False):
+        if force or time.monotonic() - self.t_last_write > 5:
+            rc.write_json(self.path, self.doc)
+            self.t_last_write = time.monotonic()
+
+    def run(self, rec, setup, check, ws_bytes, set_cap=4096, profile=True):
+        """rec: the record's descriptive fields; setup(k) -> call(state); check() -> (error, tol, note)."""
+        env = self.env
+        rec = dict(rec)
+        if env.left() < 0:
+            rec["skipped"] = "deadline"
+            self.doc["cases"].append(rec)
+            return rec
+        t_case = time.monotonic()
+        try:
+            err, tol, note = check()
+            rec["check_error"] = err
+            rec["check_tol"] = tol
+            rec["verified"] = bool(err is not None and math.isfinite(err) and err <= tol)
+            if note:
+                rec["check_note"] = note
+            nsets = env.sets_for(ws_bytes, set_cap)
+            states = [setup(k) for k in range(nsets)]
+            fn = states[0][0]
+            calls = [s[0] for s in states]
+            rec["rotating_sets"] = nsets
+            rec["working_set_bytes"] = ws_bytes
+
+            def call(i):
+                return calls[i]()
+            time_call.inner = 1
+            ts, host = time_call(env, call, nsets)
+            rec["inner"] = time_call.inner
+            rec["reps"] = len(ts)
+            rec["median_s"] = statistics.median(ts)
+            rec["p10_s"] = pct(ts, 0.1)
+            rec["p90_s"] = pct(ts, 0.9)
+            rec["host_us"] = statistics.median(host) * 1e6
+            if rec.get("bytes"):
+                rec["gb_s"] = rec["bytes"] / rec["median_s"] / 1e9
+            if rec.get("flops"):
+                rec["tflops"] = rec["flops"] / rec["median_s"] / 1e12
+            if profile:
+                ev = rc.profile_device(fn, calls=3, sync=env.sync)
+                s = rc.summarize_kernels(ev, calls=3)
+                rec["kernel_count"] = s["count"]
+                rec["kernels"] = [{"name": k["name"][:300], "class": k["class"], "count": k["count"],
+                                   "time_us": round(k["time_us"], 3)} for k in s["kernels"]]
+                rec["kernel_busy_us"] = s["busy_us"]
+                rec["class_time_us"] = s["class_time_us"]
+            extra = states[0][1] if len(states[0]) > 1 else None
+            if extra:
+                rec.update(extra() if callable(extra) else extra)
+            del states, calls, fn
+        except Exception as e:  # noqa: BLE001 - one failing case must not end the run
+            rec["error"] = f"{type(e).__name__}: {str(e)[:400]}"
+            rec["traceback"] = traceback.format_exc()[-1200:]
+        rec["case_wall_s"] = time.monotonic() - t_case
+        self.doc["cases"].append(rec)
+        self.n += 1
+        if env.cuda and self.n % 20 == 0:
+            torch.cuda.empty_cache()
+        self.save()
+        tag = " ".join(str(rec.get(k, "")) for k in ("op", "pass", "dtype", "layout"))
+        if "error" in rec:
+            print(f"[{self.n}] {tag} {rec.get('shape')}: ERROR {rec['error']}", file=sys.stderr)
+        elif rec.get("median_s") is not None:
+            bw = f" {rec['gb_s']:.0f} GB/s" if rec.get("gb_s") else ""
+            tf = f" {rec['tflops']:.1f} TFLOP/s" if rec.get("tflops") else ""
+            print(f"[{self.n}] {tag} {rec.get('shape')}: {rec['median_s']*1e6:.1f} us{bw}{tf} "
+                  f"k={rec.get('kernel_count')} err={rec.get('check_error'):.2e}", file=sys.stderr)
+        return rec
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# cases
+
+
+def gelu_tanh_hf(x):
+    # GPT-2's activation as Hugging Face writes it (separate ops): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+UNARY = {
+    "relu": (lambda x: torch.relu(x), lambda x: torch.relu(x), 1),
+    "relu_": (lambda x: torch.relu_(x), lambda x: torch.relu(x), 1),
+    "gelu": (lambda x: F.gelu(x), lambda x: F.gelu(x), 8),
+    "gelu_tanh_hf": (gelu_tanh_hf, gelu_tanh_hf, 9),
+    "silu": (lambda x: F.silu(x), lambda x: F.silu(x), 4),
+    "tanh": (lambda x: torch.tanh(x), lambda x: torch.tanh(x), 4),
+}
+BINARY = {
+    "add": (lambda x, y: torch.add(x, y), lambda x, y: x + y),
+    "mul": (lambda x, y: torch.mul(x, y), lambda x, y: x * y),
+    "add_": (lambda x, y: x.add_(y), lambda x, y: x + y),
+}
+
+
+def traffic_sizes(env, per_elem):
+    if env.smoke:
+        return [1 << 10, 1 << 12]
+    return [max(1024, t // per_elem) for t in TRAFFIC]
+
+
+def cases_elementwise(R):
+    env = R.env
+    for dt in ("fp32", "bf16"):
+        e = SIZE[dt]
+        dtype = DT[dt]
+        for op, (f, fref, flop) in UNARY.items():
+            for n in traffic_sizes(env, 2 * e):
+                def check(f=f, fref=fref, n=n, dtype=dtype, dt=dt):
+                    x = env.fresh((n,), dtype, 11)
+                    ref = fref(x.to(torch.float64))
+                    return relerr(f(x.clone()), ref), TOL[dt], None
+
+                def setup(k, f=f, n=n, dtype=dtype):
+                    x = env.view((n,), dtype)
+                    if f is UNARY["relu_"][0]:
+                        x = x.clone()  # in place: its own buffer
+                    return (lambda: f(x),)
+                R.run({"op": op, "pass": "fwd", "class": "elementwise", "dtype": dt, "layout": "contiguous",
+                       "shape": [n], "numel": n, "bytes": 2 * n * e, "flops": flop * n}, setup, check, 2 * n * e,
+                      set_cap=512 if op == "relu_" else 4096)
+        for op, (f, fref) in BINARY.items():
+            for n in traffic_sizes(env, 3 * e):
+                def check(f=f, fref=fref, n=n, dtype=dtype, dt=dt):
+                    x, y = env.fresh((n,), dtype, 12), env.fresh((n,), dtype, 13)
+                    ref = fref(x.to(torch.float64), y.to(torch.float64))
+                    return relerr(f(x.clone(), y), ref), TOL[dt], None
+
+                def setup(k, f=f, n=n, dtype=dtype, op=op):
+                    x, y = env.view((n,), dtype), env.view((n,), dtype)
+                    if op == "add_":
+                        x = x.clone()
+                    return (lambda: f(x, y),)
+                R.run({"op": op, "pass": "fwd", "class": "elementwise", "dtype": dt, "layout": "contiguous",
+                       "shape": [n], "numel": n, "bytes": 3 * n * e, "flops": n}, setup, check, 3 * n * e,
+                      set_cap=512 if op == "add_" else 4096)
+
+
+def cases_cast(R):
+    env = R.env
+    for src, dst in (("fp32", "bf16"), ("fp32", "fp16"), ("bf16", "fp32"), ("fp16", "fp32")):
+        per = SIZE[src] + SIZE[dst]
+        for n in traffic_sizes(env, per):
+            def check(src=src, dst=dst, n=n):
+                x = env.fresh((n,), DT[src], 14)
+                y = x.to(DT[dst])
+                # the cast's own rounding: bounded by the narrower type's
+                tol = TOL["bf16"] if "bf16" in (src, dst) else TOL["fp16"]
+                return relerr(y, x.to(torch.float64)), tol if dst != "fp32" else 0.0, None
+
+            def setup(k, src=src, dst=dst, n=n):
+                x = env.view((n,), DT[src])
+                return (lambda: x.to(DT[dst]),)
+            R.run({"op": f"cast_{src}_to_{dst}", "pass": "fwd", "class": "copy/cast", "dtype": f"{src}->{dst}",
+                   "layout": "contiguous", "shape": [n], "numel": n, "bytes": n * per, "flops": 0},
+                  setup, check, n * per)
+
+
+def cases_memset(R):
+    env = R.env
+    for op in ("zero_", "zeros_like"):
+        for n in traffic_sizes(env, 4):
+            def check(op=op, n=n):
+                x = env.fresh((n,), torch.float32, 15)
+                y = x.zero_() if op == "zero_" else torch.zeros_like(x)
+                return float((y != 0).sum().item()), 0.0, "count of non-zero elements after the op"
+
+            def setup(k, op=op, n=n):
+                x = torch.empty(n, device=env.dev).normal_()
+                return (lambda: x.zero_(),) if op == "zero_" else (lambda: torch.zeros_like(x),)
+            R.run({"op": op, "pass": "fwd", "class": "memset", "dtype": "fp32", "layout": "contiguous",
+                   "shape": [n], "numel": n, "bytes": 4 * n, "flops": 0}, setup, check, 4 * n, set_cap=64)
+
+
+def autograd_pair(R, rec, build, ref_build, ws_fwd, ws_bwd, tol, set_cap_bwd=16, autocast=None,
+                  set_cap_fwd=4096):
+    """A forward case and a backward case of one op.  build(inputs) -> output; inputs from make(seed or None)."""
+    env = R.env
+    make, fn = build
+    ac = autocast
+
+    def run_fwd(inputs):
+        if ac:
+            with torch.autocast(env.dev, dtype=ac):
+                return fn(*inputs)
+        return fn(*inputs)
+
+    def check_fwd():
+        inputs = make(21)
+        out = run_fwd(inputs)
+        ref = ref_build([t.detach().to(torch.float64) if torch.is_floating_point(t) else t for t in inputs])
+        return relerr(out, ref), tol, None
+
+    def setup_fwd(k):
+        inputs = make(None)
+        return (lambda: run_fwd(inputs),)
+    r_f = dict(rec, **{"pass": "fwd"})
+    r_f["bytes"], r_f["flops"] = rec["bytes_fwd"], rec.get("flops_fwd", 0)
+    r_f.pop("bytes_fwd"), r_f.pop("bytes_bwd"), r_f.pop("flops_fwd", None), r_f.pop("flops_bwd", None)
+
+    def setup_fwd_grad(k):
+        inputs = make(None, grad=True)
+        return (lambda: run_fwd(inputs),)
+    R.run(r_f, setup_fwd_grad if rec.get("fwd_with_grad") else setup_fwd, check_fwd, ws_fwd, set_cap=set_cap_fwd)
+
+    def check_bwd():
+        inputs = make(22, grad=True)
+        out = run_fwd(inputs)
+        g = env.fresh(out.shape, out.dtype, 23)
+        diff = [t for t in inputs if t.requires_grad]
+        got = torch.autograd.grad(out, diff, g)
+        ins64 = [t.detach().to(torch.float64).requires_grad_(t.requires_grad) if torch.is_floating_point(t) else t
+                 for t in inputs]
+        ref_out = ref_build(ins64)
+        d64 = [t for t in ins64 if torch.is_floating_point(t) and t.requires_grad]
+        ref = torch.autograd.grad(ref_out, d64, g.to(torch.float64))
+        errs = [relerr(a, b) for a, b in zip(got, ref)]
+        return max(errs), tol, "max over the input gradients"
+
+    def setup_bwd(k):
+        inputs = make(None, grad=True)
+        out = run_fwd(inputs)
+        g = env.view(out.shape, out.dtype) if out.is_contiguous() else torch.randn_like(out)
+        diff = [t for t in inputs if t.requires_grad]
+        return (lambda: torch.autograd.grad(out, diff, g, retain_graph=True),)
+    r_b = dict(rec, **{"pass": "bwd"})
+    r_b["bytes"], r_b["flops"] = rec["bytes_bwd"], rec.get("flops_bwd", 0)
+    r_b.pop("bytes_fwd"), r_b.pop("bytes_bwd"), r_b.pop("flops_fwd", None), r_b.pop("flops_bwd", None)
+    R.run(r_b, setup_bwd, check_bwd, ws_bwd, set_cap=set_cap_bwd)
+
+
+def precisions(env, amp_ok=True):
+    """(name, storage dtype of activations, autocast dtype or None)."""
+    out = [("fp32", torch.float32, None)]
+    if amp_ok:
+        out.append(("amp-bf16", torch.bfloat16, torch.bfloat16))
+        if env.cuda:
+            out.append(("amp-fp16", torch.float16, torch.float16))
+    return out
+
+
+def cases_batchnorm(R):
+    env = R.env
+    shapes = [(n, 64, 56, 56) for n in ((1, 4, 16, 64, 256) if not env.smoke else (2,))]
+    shapes += [(256, 256, 14, 14), (256, 2048, 7, 7)] if not env.smoke else []
+    for prec, adt, ac in precisions(env):
+        for layout in ("nchw", "nhwc"):
+            mf = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+            for shp in shapes:
+                N, C, H, W = shp
+                n = N * C * H * W
+                e = torch.tensor([], dtype=adt).element_size()
+                tol = TOL["fp32"] * 10 if ac is None else TOL["bf16" if adt == torch.bfloat16 else "fp16"]
+
+                def make(seed, grad=False, shp=shp, adt=adt, mf=mf, C=C):
+                    x = env.leaf(shp, adt, seed, False).contiguous(memory_format=mf)
+                    if grad:
+                        x = x.detach().clone(memory_format=mf).requires_grad_(True)
+                    w = (env.fresh((C,), torch.float32, 31).abs() + 0.5).requires_grad_(grad)
+                    b = env.fresh((C,), torch.float32, 32).requires_grad_(grad)
+                    rm = torch.zeros(C, device=env.dev)
+                    rv = torch.ones(C, device=env.dev)
+                    return [x, w, b, rm, rv]
+
+                def fn(x, w, b, rm, rv):
+                    return F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
+
+                def ref(ins):
+                    x, w, b = ins[0], ins[1], ins[2]
+                    m = x.mean(dim=(0, 2, 3), keepdim=True)
+                    v = x.var(dim=(0, 2, 3), unbiased=False, keepdim=True)
+                    return (x - m) / torch.sqrt(v + 1e-5) * w.view(1, -1, 1, 1) + b.view(1, -1, 1, 1)
+
+                backend = None
+                try:
+                    ins = make(None)
+                    backend = str(torch._C._select_batch_norm_backend(ins[0], ins[1], ins[2], ins[3], ins[4],
+                                                                      True, 1e-5)).split(".")[-1]
+                except Exception:  # noqa: BLE001 - older torch
+                    pass
+                rec = {"op": "batch_norm_train", "class": "normalization", "dtype": prec, "layout": layout,
+                       "shape": list(shp), "numel": n, "bytes_fwd": 2 * n * e, "bytes_bwd": 3 * n * e,
+                       "flops_fwd": 8 * n, "flops_bwd": 12 * n, "bn_backend": backend}
+                autograd_pair(R, rec, (make, fn), ref, 2 * n * e, 3 * n * e, tol, autocast=ac)
+
+
+def cases_layernorm(R):
+    env = R.env
+    toks = (128, 1024, 4096, 16384, 65536) if not env.smoke else (64,)
+    D = 768
+    for prec, adt, ac in [("fp32", torch.float32, None), ("bf16", torch.bfloat16, None),
+                          ("amp-bf16", torch.bfloat16, torch.bfloat16)]:
+        e_in = torch.tensor([], dtype=adt).element_size()
+        e_out = 4 if ac else e_in
+        for T in toks:
+            n = T * D
+
+            def make(seed, grad=False, T=T, adt=adt):
+                x = env.leaf((T, D), adt, seed, grad)
+                w = (env.fresh((D,), torch.float32 if adt == torch.float32 or ac else adt, 33).abs() + 0.5)
+                b = env.fresh((D,), w.dtype, 34)
+                return [x, w.requires_grad_(grad), b.requires_grad_(grad)]
+
+            def fn(x, w, b):
+                return F.layer_norm(x, (D,), w, b, 1e-5)
+
+            def ref(ins):
+                return F.layer_norm(ins[0], (D,), ins[1], ins[2], 1e-5)
+            tol = TOL["fp32"] * 10 if prec == "fp32" else TOL["bf16"]
+            rec = {"op": "layer_norm", "class": "normalization", "dtype": prec, "layout": "contiguous",
+                   "shape": [T, D], "numel": n, "bytes_fwd": n * (e_in + e_out), "bytes_bwd": n * (e_in + e_out + e_in),
+                   "flops_fwd": 8 * n, "flops_bwd": 12 * n}
+            autograd_pair(R, rec, (make, fn), ref, n * (e_in + e_out), n * (2 * e_in + e_out), tol, autocast=ac)
+
+
+def cases_softmax(R):
+    env = R.env
+    shapes = [(b * 12, 128, 128) for b in (1, 4, 16, 64, 256)] + [(96, 1024, 1024), (8, 1024, 1024)]
+    if env.smoke:
+        shapes = [(2, 16, 16)]
+    for prec, adt, ac in [("fp32", torch.float32, None), ("bf16", torch.bfloat16, None),
+                          ("amp-bf16", torch.bfloat16, torch.bfloat16)]:
+        e_in = torch.tensor([], dtype=adt).element_size()
+        e_out = 4 if ac else e_in
+        for shp in shapes:
+            n = math.prod(shp)
+
+            def make(seed, grad=False, shp=shp, adt=adt):
+                return [env.leaf(shp, adt, seed, grad)]
+
+            def fn(x):
+                return torch.softmax(x, dim=-1)
+
+            def ref(ins):
+                return torch.softmax(ins[0], dim=-1)
+            tol = TOL["fp32"] if prec == "fp32" else TOL["bf16"]
+            rec = {"op": "softmax", "class": "softmax", "dtype": prec, "layout": "contiguous", "shape": list(shp),
+                   "numel": n, "bytes_fwd": n * (e_in + e_out), "bytes_bwd": n * (2 * e_out + e_in),
+                   "flops_fwd": 5 * n, "flops_bwd": 4 * n}
+            autograd_pair(R, rec, (make, fn), ref, n * (e_in + e_out), n * (2 * e_out + e_in), tol, autocast=ac)
+
+
+def cases_dropout(R):
+    env = R.env
+    p = 0.1
+    for dt in ("fp32", "bf16"):
+        e = SIZE[dt]
+        sizes = traffic_sizes(env, 2 * e + 1)[::2] + ([traffic_sizes(env, 2 * e + 1)[-1]] if not env.smoke else [])
+        for n in sorted(set(sizes)):
+            def check(n=n, dt=dt):
+                x = env.fresh((n,), DT[dt], 41)
+                y = F.dropout(x, p, training=True)
+                kept = y != 0
+                frac = 1 - kept.float().mean().item()
+                scaled = (y[kept].double() - (x[kept].double() / (1 - p))).abs().max().item() if kept.any() else 0
+                # statistic: the dropped fraction within 5 sigma of p (or within 0.05 for tiny n); kept values = x/(1-p)
+                sig = max(5 * math.sqrt(p * (1 - p) / n), 0.0 if n > 10000 else 0.05)
+                ok_scale = scaled <= (1e-6 if dt == "fp32" else 2e-2) * max(1.0, x.abs().max().item() / (1 - p))
+                err = abs(frac - p) / max(sig, 1e-12) if ok_scale else math.inf
+                return err, 1.0, f"dropped fraction {frac:.5f} (p={p}); error in units of the allowed deviation"
+
+            def setup_f(k, n=n, dt=dt):
+                x = env.view((n,), DT[dt])
+                return (lambda: F.dropout(x, p, training=True),)
+            R.run({"op": "dropout", "pass": "fwd", "class": "elementwise", "dtype": dt, "layout": "contiguous",
+                   "shape": [n], "numel": n, "bytes": n * (2 * e + 1), "flops": 2 * n, "p": p},
+                  setup_f, check, n * (2 * e + 1))
+
+            def check_b(n=n, dt=dt):
+                x = env.fresh((n,), DT[dt], 42).requires_grad_(True)
+                y = F.dropout(x, p, training=True)
+                g = env.fresh((n,), DT[dt], 43)
+                (gx,) = torch.autograd.grad(y, (x,), g)
+                ref = torch.where(y != 0, g.double() / (1 - p), torch.zeros((), dtype=torch.float64,
+                                                                             device=env.dev))
+                return relerr(gx, ref), TOL[dt], None
+
+            def setup_b(k, n=n, dt=dt):
+                x = env.view((n,), DT[dt]).clone().requires_grad_(True)
+                y = F.dropout(x, p, training=True)
+                g = env.view((n,), DT[dt])
+                return (lambda: torch.autograd.grad(y, (x,), g, retain_graph=True),)
+            R.run({"op": "dropout", "pass": "bwd", "class": "elementwise", "dtype": dt, "layout": "contiguous",
+                   "shape": [n], "numel": n, "bytes": n * (2 * e + 1), "flops": n, "p": p},
+                  setup_b, check_b, n * (2 * e + 1), set_cap=16)
+
+
+def cases_embedding(R):
+    env = R.env
+    D = 768
+    combos = [(30522, 512), (30522, 8192), (30522, 32768), (50257, 8192), (512, 8192)]
+    if env.smoke:
+        combos = [(100, 64)]
+        D = 32
+    for V, T in combos:
+        def make(seed, grad=False, V=V, T=T):
+            w = env.leaf((V, D), torch.float32, seed, grad)
+            g = torch.Generator(device=env.dev).manual_seed(52 if seed is None else seed)
+            idx = torch.randint(0, V, (T,), device=env.dev, generator=g)
+            return [idx, w]
+
+        def fn(idx, w):
+            return F.embedding(idx, w)
+
+        def ref(ins):
+            return F.embedding(ins[0], ins[1])
+        rec = {"op": "embedding", "class": "gather", "dtype": "fp32", "layout": "contiguous", "shape": [T, V, D],
+               "vocab": V, "tokens": T, "numel": T * D,
+               "bytes_fwd": T * 8 + 2 * T * D * 4, "bytes_bwd": T * 8 + T * D * 4 + V * D * 4,
+               "flops_fwd": 0, "flops_bwd": T * D}
+        autograd_pair(R, rec, (make, fn), ref, T * 8 + 2 * T * D * 4, T * D * 4 + V * D * 4, TOL["fp32"],
+                      set_cap_bwd=4, set_cap_fwd=16)
+
+
+def cases_cross_entropy(R):
+    env = R.env
+    combos = [(256, 1000), (4096, 1000), (2048, 30522), (8192, 30522), (8192, 50257)]
+    if env.smoke:
+        combos = [(16, 100)]
+    for prec, adt, ac in [("fp32", torch.float32, None), ("amp-bf16", torch.bfloat16, torch.bfloat16)]:
+        e = torch.tensor([], dtype=adt).element_size()
+        for N, C in combos:
+            def make(seed, grad=False, N=N, C=C, adt=adt):
+                x = env.leaf((N, C), adt, seed, grad)
+                g = torch.Generator(device=env.dev).manual_seed(61)
+                y = torch.randint(0, C, (N,), device=env.dev, generator=g)
+                return [x, y]
+
+            def fn(x, y):
+                return F.cross_entropy(x, y)
+
+            def ref(ins):
+                return F.cross_entropy(ins[0], ins[1])
+            tol = TOL["fp32"] if prec == "fp32" else TOL["bf16"]
+            rec = {"op": "cross_entropy", "class": "loss", "dtype": prec, "layout": "contiguous", "shape": [N, C],
+                   "numel": N * C, "bytes_fwd": N * C * e + N * 8, "bytes_bwd": 2 * N * C * e + N * 8,
+                   "flops_fwd": 4 * N * C, "flops_bwd": 3 * N * C}
+            autograd_pair(R, rec, (make, fn), ref, N * C * e, 2 * N * C * e, tol, set_cap_bwd=8, autocast=ac)
+
+
+def param_sizes(total, count):
+    """`count` tensor sizes adding up to `total`: a few large matrices and many small vectors, as in real nets."""
+    big = max(1, count // 3)
+    small = count - big
+    small_each = max(1, min(4096, total // (100 * max(small, 1))))
+    rest = total - small * small_each
+    sizes = [rest // big] * big
+    sizes[0] += rest - sum(sizes)
+    return sizes + [small_each] * small
+
+
+def cases_optimizer(R):
+    env = R.env
+    combos = [(1_000_000, 10), (1_000_000, 100), (10_000_000, 50), (25_557_032, 161), (110_000_000, 201),
+              (110_000_000, 20)]
+    if env.smoke:
+        combos = [(20_000, 6)]
+    variants = [("sgd", "foreach"), ("sgd", "fused"), ("adamw", "foreach"), ("adamw", "fused")]
+    lr, mom, b1, b2, eps, wd = 0.01, 0.9, 0.9, 0.999, 1e-8, 0.01
+    for total, count in combos:
+        sizes = param_sizes(total, count)
+        for kind, impl in variants:
+            if impl == "fused" and not env.cuda:
+                continue
+
+            def make_opt(params, kind=kind, impl=impl):
+                kw = {"foreach": True} if impl == "foreach" else {"fused": True}
+                if kind == "sgd":
+                    return torch.optim.SGD(params, lr=lr, momentum=mom, **kw)
+                return torch.optim.AdamW(params, lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd, **kw)
+
+            def check(sizes=sizes, kind=kind, make_opt=make_opt):
+                ps = [env.fresh((s,), torch.float32, 70 + i).requires_grad_(True) for i, s in enumerate(sizes[:8])]
+                gs = [env.fresh((s,), torch.float32, 90 + i) for i, s in enumerate(sizes[:8])]
+                p0 = [p.detach().double().clone() for p in ps]
+                opt = make_opt(ps)
+                for _ in range(2):
+                    for p, g in zip(ps, gs):
+                        p.grad = g.clone()
+                    opt.step()
+                errs = []
+                for p, q, g in zip(ps, p0, gs):
+                    g = g.double()
+                    if kind == "sgd":
+                        ref = q - lr * g - lr * (mom * g + g)
+                    else:
+                        m = torch.zeros_like(g)
+                        v = torch.zeros_like(g)
+                        ref = q.clone()
+                        for t in (1, 2):
+                            ref = ref * (1 - lr * wd)
+                            m = b1 * m + (1 - b1) * g
+                            v = b2 * v + (1 - b2) * g * g
+                            ref = ref - lr * (m / (1 - b1 ** t)) / ((v / (1 - b2 ** t)).sqrt() + eps)
+                    errs.append(relerr(p - q.float(), ref - q))  # error of the update itself
+                return max(errs), 1e-4, "relative error of the 2-step update (p - p0) vs float64, first 8 tensors"
+
+            def setup(k, sizes=sizes, make_opt=make_opt):
+                ps = [torch.nn.Parameter(env.view((s,), torch.float32).clone()) for s in sizes]
+                for p in ps:
+                    p.grad = env.view(p.shape, torch.float32).clone() * 1e-3
+                opt = make_opt(ps)
+                opt.step()  # creates the state
+                return (lambda: opt.step(),)
+            per = 20 if kind == "sgd" else 28
+            R.run({"op": f"{kind}_step", "pass": "step", "class": "optimizer", "dtype": "fp32", "layout": impl,
+                   "shape": [total, count], "params": total, "tensors": count, "numel": total,
+                   "bytes": per * total, "flops": (3 if kind == "sgd" else 12) * total},
+                  setup, check, per * total, set_cap=8)
+
+
+GEMM_PAIRS = [  # (label, M, K, N) misaligned first, aligned neighbour second
+    ("vocab30522", (8192, 768, 30522), (8192, 768, 30528)),
+    ("vocab50257", (8192, 768, 50257), (8192, 768, 50264)),
+    ("hidden769_in", (8192, 769, 3072), (8192, 768, 3072)),
+    ("hidden769_out", (8192, 3072, 769), (8192, 3072, 768)),
+    ("classes1000", (256, 2048, 1000), (256, 2048, 1024)),
+]
+
+
+def cases_gemm(R):
+    env = R.env
+    pairs = GEMM_PAIRS if not env.smoke else [("tiny", (64, 33, 65), (64, 32, 64))]
+    for dt in ("bf16", "fp16", "tf32", "fp32"):
+        if not env.cuda and dt == "fp16":
+            continue
+        e = SIZE[dt]
+        dtype = DT[dt]
+        for label, mis, ali in pairs:
+            for which, (M, K, N) in (("misaligned", mis), ("aligned", ali)):
+                # pass shapes as autograd runs a Linear(K -> N) on M rows: fwd y = x W^T; dgrad dx = dy W;
+                # wgrad dW = dy^T x
+                for gpass in ("fwd", "dgrad", "wgrad"):
+                    if gpass == "fwd":
+                        a_shape, b_shape, mm = (M, K), (N, K), (M, N, K)
+
+                        def op(a, b):
+                            return F.linear(a, b)
+
+                        def opref(a, b):
+                            return a @ b.t()
+                    elif gpass == "dgrad":
+                        a_shape, b_shape, mm = (M, N), (N, K), (M, K, N)
+
+                        def op(a, b):
+                            return torch.mm(a, b)
+                        opref = op
+                    else:
+                        a_shape, b_shape, mm = (M, N), (M, K), (N, K, M)
+
+                        def op(a, b):
+                            return torch.mm(a.t(), b)
+                        opref = op
+                    gm, gn, gk = mm
+                    flops = 2 * gm * gn * gk
+                    byts = (gm * gk + gk * gn + gm * gn) * e
+
+                    def run_op(a, b, op=op, dt=dt):
+                        prev = torch.get_float32_matmul_precision()
+                        torch.set_float32_matmul_precision("high" if dt == "tf32" else "highest")
+                        try:
+                            return op(a, b)
+                        finally:
+                            torch.set_float32_matmul_precision(prev)
+
+                    def check(a_shape=a_shape, b_shape=b_shape, dtype=dtype, run_op=run_op, opref=opref, dt=dt):
+                        a, b = env.fresh(a_shape, dtype, 81), env.fresh(b_shape, dtype, 82)
+                        out = run_op(a, b)
+                        ref = opref(a.double(), b.double())
+                        return relerr(out, ref), TOL[dt], None
+
+                    def setup(k, a_shape=a_shape, b_shape=b_shape, dtype=dtype, run_op=run_op):
+                        a, b = env.view(a_shape, dtype), env.view(b_shape, dtype)
+                        return (lambda: run_op(a, b),)
+                    R.run({"op": "gemm", "pass": gpass, "class": "gemm", "dtype": dt, "layout": which,
+                           "pair": label, "shape": [gm, gn, gk], "linear_mkn": [M, K, N],
+                           "bytes": byts, "flops": flops}, setup, check, byts, set_cap=64)
+
+
+def cases_sdpa(R):
+    env = R.env
+    if not hasattr(F, "scaled_dot_product_attention"):
+        return
+    H, d = 12, 64
+    combos = [(64, 128), (8, 1024), (21, 384)]
+    if env.smoke:
+        combos, H, d = [(2, 16)], 2, 8
+    for dt in ("bf16", "fp16", "fp32"):
+        if dt == "fp16" and not env.cuda:
+            continue
+        e = SIZE[dt]
+        for B, T in combos:
+            if dt != "bf16" and T == 128 and not env.smoke:
+                continue
+            for mask in ("none", "causal", "additive"):
+                def make(seed, grad=False, B=B, T=T, dt=dt, mask=mask):
+                    ins = [env.leaf((B, H, T, d), DT[dt], None if seed is None else seed + i, grad)
+                           for i in range(3)]
+                    if mask == "additive":  # HF-style padding mask: (B, 1, 1, T), 0 where attended
+                        m = torch.zeros(B, 1, 1, T, device=env.dev, dtype=DT[dt])
+                        m[:, :, :, -max(1, T // 8):] = torch.finfo(DT[dt]).min
+                        ins.append(m)
+                    return ins
+
+                def fn(q, k, v, m=None, mask=mask):
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=(mask == "causal"))
+
+                def ref(ins, mask=mask, T=T):
+                    q, k, v = ins[:3]
+                    s = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+                    if mask == "causal":
+                        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool, device=s.device).triu(1), -math.inf)
+                    elif mask == "additive":
+                        s = s + ins[3].to(s.dtype)
+                    return torch.softmax(s, -1) @ v
+                n_qkv = B * H * T * d
+                fl = 4 * B * H * T * T * d // (2 if mask == "causal" else 1)
+                rec = {"op": "sdpa", "class": "attention", "dtype": dt, "layout": f"mask={mask}",
+                       "shape": [B, H, T, d], "numel": n_qkv, "bytes_fwd": 4 * n_qkv * e,
+                       "bytes_bwd": 8 * n_qkv * e, "flops_fwd": fl, "flops_bwd": int(2.5 * fl), "fwd_with_grad": True}
+                tol = TOL[dt] if dt != "fp32" else 1e-4
+                autograd_pair(R, rec, (make, fn), ref, 4 * n_qkv * e, 8 * n_qkv * e, tol, set_cap_bwd=4)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# host dispatch cost and the small-kernel floor
+
+
+def wall_per_iter(env, body, iters, warm=50):
+    for _ in range(warm):
+        body()
+    env.sync()
+    a = torch.cuda.Event(enable_timing=True) if env.cuda else None
+    b = torch.cuda.Event(enable_timing=True) if env.cuda else None
+    if a:
+        a.record()
+    t = time.perf_counter()
+    for _ in range(iters):
+        body()
+    host = time.perf_counter() - t
+    if b:
+        b.record()
+    env.sync()
+    total = time.perf_counter() - t
+    gpu = a.elapsed_time(b) / 1e3 if a else None
+    return host / iters, total / iters, (gpu / iters if gpu else None)
+
+
+def host_cases(R):
+    env = R.env
+    dev = env.dev
+    iters = 20000 if env.cuda else 300
+    out = []
+
+    def rec(name, body, ops_per_iter=1, note="", iters=iters, kernels=True):
+        if env.left() < 0:
+            out.append({"case": name, "skipped": "deadline"})
+            return
+        try:
+            host, wall, gpu = wall_per_iter(env, body, iters)
+            r = {"case": name, "ops_per_iter": ops_per_iter, "iters": iters,
+                 "host_us_per_op": host / ops_per_iter * 1e6, "wall_us_per_op": wall / ops_per_iter * 1e6,
+                 "gpu_span_us_per_op": gpu / ops_per_iter * 1e6 if gpu else None, "note": note}
+            if kernels:
+                ev = rc.profile_device(body, calls=3, sync=env.sync)
+                s = rc.summarize_kernels(ev, calls=3)
+                r["kernels_per_op"] = s["count"] / ops_per_iter
+                r["kernel_names"] = sorted({k["name"][:160] for k in s["kernels"]})[:12]
+                r["gpu_busy_us_per_op"] = s["busy_us"] / ops_per_iter
+            out.append(r)
+            print(f"host {name}: {r['host_us_per_op']:.2f} us/op issue, {r['wall_us_per_op']:.2f} us/op wall, "
+                  f"kernels/op {r.get('kernels_per_op')}", file=sys.stderr)
+        except Exception as e:  # noqa: BLE001
+            out.append({"case": name, "error": f"{type(e).__name__}: {e}"[:400]})
+            print(f"host {name}: ERROR {e}", file=sys.stderr)
+        R.doc["host"] = out
+        R.save()
+
+    x = torch.randn(1024, device=dev)
+    y = torch.randn(1024, device=dev)
+    a64 = torch.randn(64, 64, device=dev)
+    lin = torch.nn.Linear(64, 64).to(dev)
+    xin = torch.randn(8, 64, device=dev)
+    conv = torch.nn.Conv2d(8, 8, 3, padding=1).to(dev)
+    cin = torch.randn(1, 8, 16, 16, device=dev)
+    with torch.no_grad():
+        rec("add (no_grad)", lambda: torch.add(x, y))
+        rec("add_ in place (no_grad)", lambda: x.add_(y, alpha=1e-9))
+        rec("relu (no_grad)", lambda: torch.relu(x))
+        rec("view (no kernel)", lambda: x.view(32, 32), kernels=False)
+        rec("mm 64x64 (no_grad)", lambda: a64 @ a64)
+        rec("nn.Linear(64,64) call (no_grad)", lambda: lin(xin))
+        rec("nn.Conv2d(8,8,3) call (no_grad)", lambda: conv(cin), iters=iters // 2)
+    rec("add (grad mode, inputs without requires_grad)", lambda: torch.add(x, y))
+    xg = torch.randn(1024, device=dev, requires_grad=True)
+    rec("add, requires_grad (forward only, graph recorded)", lambda: torch.add(xg, y))
+    rec("relu, requires_grad (forward only)", lambda: torch.relu(xg))
+    rec("nn.Linear(64,64) call, requires_grad (forward only)", lambda: lin(xin))
+    rec("nn.Conv2d(8,8,3) call, requires_grad (forward only)", lambda: conv(cin), iters=iters // 2)
+
+    chain = 100
+
+    def fb_add():
+        h = xg
+        for _ in range(chain):
+            h = h + y
+        h.sum().backward()
+    rec(f"add forward+backward (chain of {chain}, one backward)", fb_add, ops_per_iter=chain, iters=iters // chain)
+
+    def fb_relu():
+        h = xg
+        for _ in range(chain):
+            h = torch.relu(h)
+        h.sum().backward()
+    rec(f"relu forward+backward (chain of {chain})", fb_relu, ops_per_iter=chain, iters=iters // chain)
+    lins = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(chain)]).to(dev)
+
+    def fb_lin():
+        lins(xin).sum().backward()
+    rec(f"nn.Linear(64,64) forward+backward (Sequential of {chain})", fb_lin, ops_per_iter=chain,
+        iters=max(20, iters // chain))
+    convs = torch.nn.Sequential(*[torch.nn.Conv2d(8, 8, 3, padding=1) for _ in range(chain // 2)]).to(dev)
+
+    def fb_conv():
+        convs(cin).sum().backward()
+    rec(f"nn.Conv2d(8,8,3) forward+backward (Sequential of {chain // 2})", fb_conv, ops_per_iter=chain // 2,
+        iters=max(20, iters // chain))
+    ac_dt = torch.bfloat16
+    try:
+        with torch.no_grad(), torch.autocast(dev, dtype=ac_dt):
+            rec("add under autocast bf16 (no_grad)", lambda: torch.add(x, y))
+            rec("nn.Linear(64,64) under autocast bf16 (no_grad; casts weight, bias, input)", lambda: lin(xin))
+            rec("nn.Conv2d(8,8,3) under autocast bf16 (no_grad)", lambda: conv(cin), iters=iters // 2)
+
+        def fb_lin_ac():
+            with torch.autocast(dev, dtype=ac_dt):
+                out = lins(xin).float().sum()
+            out.backward()
+        rec(f"nn.Linear(64,64) forward+backward under autocast bf16 (Sequential of {chain})", fb_lin_ac,
+            ops_per_iter=chain, iters=max(20, iters // chain))
+    except Exception as e:  # noqa: BLE001
+        out.append({"case": "autocast", "error": str(e)[:300]})
+
+    # optimizer step: per-tensor host cost (tiny tensors, so the GPU is never the bottleneck)
+    for kind in ("sgd", "adamw"):
+        for impl in ("foreach", "fused", "for-loop"):
+            if impl == "fused" and not env.cuda:
+                continue
+            for n in (16, 64, 256):
+                ps = [torch.nn.Parameter(torch.randn(256, device=dev)) for _ in range(n)]
+                for p in ps:
+                    p.grad = torch.randn_like(p) * 1e-3
+                kw = {"foreach": True} if impl == "foreach" else ({"fused": True} if impl == "fused"
+                                                                  else {"foreach": False})
+                opt = (torch.optim.SGD(ps, lr=0.01, momentum=0.9, **kw) if kind == "sgd"
+                       else torch.optim.AdamW(ps, lr=1e-3, **kw))
+                rec(f"{kind} step ({impl}), {n} tensors of 256", opt.step, ops_per_iter=1,
+                    iters=max(20, iters // (10 * max(1, n // 16))))
+                out[-1].update({"optimizer": kind, "impl": impl, "tensors": n})
+
+    # CUDA graph: one replay of 100 captured tiny adds (host cost per graph launch; GPU cost per kernel in a graph)
+    if env.cuda:
+        try:
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            z = torch.zeros_like(x)
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    z.add_(x, alpha=1e-9)
+            torch.cuda.current_stream().wait_stream(s)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for _ in range(100):
+                    z.add_(x, alpha=1e-9)
+            rec("CUDA graph replay of 100 tiny adds (per replay)", g.replay, ops_per_iter=1, iters=2000,
+                kernels=False)
+            out[-1]["kernels_per_replay"] = 100
+        except Exception as e:  # noqa: BLE001
+            out.append({"case": "cuda graph", "error": str(e)[:300]})
+    R.doc["host"] = out
+    R.save(force=True)
+
+
+def floor_cases(R):
+    """GPU time of tiny kernels issued back to back (the small-kernel floor), eagerly and in a CUDA graph."""
+    env = R.env
+    if not env.cuda:
+        R.doc["floor"] = []
+        return
+    out = []
+    for n_el in (1024, 65536):
+        x = torch.randn(n_el, device="cuda")
+        k = 200
+        for _ in range(10):
+            torch.relu(x)
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(int(2e9 * 5e-3))  # 5 ms: the host enqueues all 200 before the GPU reaches them
+        a.record()
+        for _ in range(k):
+            torch.relu(x)
+        b.record()
+        torch.cuda.synchronize()
+        eager = a.elapsed_time(b) / 1e3 / k
+        z = torch.zeros_like(x)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            z.add_(x)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(k):
+                z.add_(x, alpha=1e-9)
+        g.replay()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(20):
+            a.record()
+            g.replay()
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b) / 1e3 / k)
+        out.append({"numel": n_el, "bytes_per_kernel": 8 * n_el, "kernels": k,
+                    "eager_back_to_back_us_per_kernel": eager * 1e6,
+                    "cuda_graph_us_per_kernel": statistics.median(ts) * 1e6})
+        print(f"floor {n_el}: eager {eager*1e6:.2f} us/kernel, graph {statistics.median(ts)*1e6:.2f} us/kernel",
+              file=sys.stderr)
+    R.doc["floor"] = out
+    R.save(force=True)
+
+
+GROUPS = {
+    "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
+    "bn": cases_batchnorm, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
+    "embedding": cases_embedding, "ce": cases_cross_entropy, "optim": cases_optimizer, "memset": cases_memset,
+    "gemm": cases_gemm, "sdpa": cases_sdpa,
+}
+ORDER = ["floor", "host", "bn", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
+         "optim", "memset", "sdpa"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", default="-")
+    p.add_argument("--git-sha", default="unknown")
+    p.add_argument("--only", default="", help="comma-separated groups: " + ",".join(ORDER))
+    p.add_argument("--deadline-s", type=float, default=1e9, help="stop starting new cases after this many seconds")
+    p.add_argument("--smoke", action="store_true", help="CPU, tiny sizes: checks the script, measures nothing")
+    p.add_argument("--inner", default="1", help="calls between two CUDA events: an integer, or 'auto' (about "
+                                                "25 us of GPU work, at most 16: back-to-back time per call)")
+    a = p.parse_args()
+    global INNER
+    INNER = a.inner if a.inner == "auto" else int(a.inner)
+    if not torch.cuda.is_available() and not a.smoke:
+        print("no CUDA device (use --smoke for a CPU check of the script)", file=sys.stderr)
+        sys.exit(77)
+    env = Env(a.smoke, time.monotonic() + a.deadline_s)
+    if env.cuda:
+        torch.backends.cudnn.benchmark = False  # default of an eager script; the kernels are cuDNN's heuristics'
+    torch.manual_seed(0)
+    doc = {"tool": "roofplan-ops", "schema": 1,
+           "provenance": rc.provenance(a.git_sha, {"smoke": a.smoke, "l2_used_for_rotation_bytes": env.l2,
+                                                   "cudnn_benchmark": torch.backends.cudnn.benchmark}),
+           "method": {"timing": "CUDA events around `inner` calls (per-call time = elapsed / inner), spin kernel "
+                                "before each group (GPU time only), median/p10/p90 over reps after 3 warm-up calls",
+                      "inner": INNER,
+                      "rotation": "input sets cycling through about 3x L2 when one set is smaller",
+                      "check": "float64 reference on fresh random non-zero inputs before timing",
+                      "bytes": "nominal: inputs read once, outputs written once", "flops": "multiply-add = 2"},
+           "floor": [], "host": [], "cases": []}
+    R = Runner(env, doc, a.json)
+    groups = [g for g in ORDER if not a.only or g in a.only.split(",")]
+    t0 = time.monotonic()
+    for g in groups:
+        tg = time.monotonic()
+        GROUPS[g](R)
+        print(f"== {g}: {time.monotonic() - tg:.1f} s (total {time.monotonic() - t0:.1f} s)", file=sys.stderr)
+        doc.setdefault("group_wall_s", {})[g] = time.monotonic() - tg
+    doc["wall_s"] = time.monotonic() - t0
+    R.save(force=True)
+    n_err = sum(1 for c in doc["cases"] if "error" in c)
+    n_bad = sum(1 for c in doc["cases"] if c.get("verified") is False)
+    n_skip = sum(1 for c in doc["cases"] if "skipped" in c)
+    print(f"{len(doc['cases'])} cases, {n_err} errors, {n_bad} not verified, {n_skip} skipped; "
+          f"{doc['wall_s']:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
