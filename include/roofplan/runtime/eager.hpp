@@ -512,6 +512,9 @@ inline void loss(Emitter& e, const Node& last) {
     if (cast) e.forward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::module, "cast logits to fp32", w * logits, 4 * logits), KernelRole::activation_cast));
     e.forward(stream_kernel(KernelClass::loss, cast ? HostOp::internal : HostOp::module, "log-softmax", 4 * logits, 4 * logits, 4 * logits));
     e.forward(stream_kernel(KernelClass::loss, HostOp::internal, "nll loss", 12 * rows, 8));
+    // GradScaler.scale(loss) under amp-fp16: one multiply before the backward.
+    if (e.step().precision == Precision::amp_fp16)
+        e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "scale loss", 8, 4, 1));
     e.step_level(false);
     e.loss_backward(stream_kernel(KernelClass::memset, HostOp::backward, "loss gradient seed", 0, 4));
     e.loss_backward(stream_kernel(KernelClass::memset, HostOp::backward, "nll backward zero", 0, 4 * logits));
