@@ -5,13 +5,15 @@
 
 namespace roofplan::layers {
 
-enum class ActivationKind { relu, gelu, tanh, sigmoid, silu };
+/// gelu is one kernel (PyTorch's erf form, nn.GELU); gelu_tanh is the tanh approximation written out as tensor
+/// ops in the model's code (Hugging Face's NewGELUActivation, GPT-2): the same arithmetic, eight kernels eagerly.
+enum class ActivationKind { relu, gelu, tanh, sigmoid, silu, gelu_tanh };
 
 }  // namespace roofplan::layers
 template <>
 struct roofplan::EnumNames<roofplan::layers::ActivationKind> {
     static constexpr std::string_view field = "activation";
-    static constexpr std::array<std::string_view, 5> names{"relu", "gelu", "tanh", "sigmoid", "silu"};
+    static constexpr std::array<std::string_view, 6> names{"relu", "gelu", "tanh", "sigmoid", "silu", "gelu_tanh"};
 };
 namespace roofplan::layers {
 using roofplan::to_string;
@@ -22,7 +24,8 @@ using roofplan::to_string;
 constexpr std::int64_t activation_flops(ActivationKind k, bool backward) {
     switch (k) {
         case ActivationKind::relu: return 1;
-        case ActivationKind::gelu: return backward ? 16 : 8;
+        case ActivationKind::gelu:
+        case ActivationKind::gelu_tanh: return backward ? 16 : 8;
         case ActivationKind::tanh: return backward ? 7 : 4;
         case ActivationKind::sigmoid: return backward ? 7 : 4;
         case ActivationKind::silu: return backward ? 10 : 5;
@@ -50,8 +53,8 @@ public:
 
     /// One type name per kind, in ActivationKind's order: `{"type": "gelu"}`, `gelu shape=384x3072`.
     static constexpr auto describe() {
-        return Description<Config, 1, 5>{
-            .types = {"relu", "gelu", "tanh", "sigmoid", "silu"},
+        return Description<Config, 1, 6>{
+            .types = {"relu", "gelu", "tanh", "sigmoid", "silu", "gelu_tanh"},
             .fields = {detail::shape_field<Config>("per-instance shape, e.g. 64x56x56")},
             .kind = {[](const Config& c) { return static_cast<std::size_t>(c.kind); },
                      [](Config& c, std::size_t kind) { c.kind = static_cast<ActivationKind>(kind); }}};

@@ -28,6 +28,8 @@ public:
         bool causal = false;
         bool bias = true;
         bool rotary = false;
+        double dropout = 0;           ///< dropout on the attention probabilities (training), in [0, 1)
+        bool fused_qkv = false;       ///< one GEMM computes Q, K and V (GPT-2's c_attn); self-attention only
     };
     static constexpr std::string_view type_name = "attention";
     static constexpr std::int64_t softmax_flops_per_score = 6;
@@ -38,6 +40,9 @@ public:
         require_positive(c_.model_dim, "attention", "model_dim");
         require_positive(c_.heads, "attention", "heads");
         require_positive(c_.q_len, "attention", "q_len");
+        if (!(c_.dropout >= 0.0 && c_.dropout < 1.0)) fail("attention: dropout must be in [0, 1)");
+        if (c_.fused_qkv && c_.kv_len != 0 && c_.kv_len != c_.q_len)
+            fail("attention: fused_qkv needs self-attention (kv_len = seq), got kv_len ", c_.kv_len, " and seq ", c_.q_len);
         if (c_.kv_len == 0) c_.kv_len = c_.q_len;
         require_positive(c_.kv_len, "attention", "kv_len");
         if (c_.head_dim == 0) {
@@ -140,7 +145,7 @@ public:
 
     /// In model files the input is [sequence, width].
     static constexpr auto describe() {
-        return Description<Config, 9>{
+        return Description<Config, 11>{
             .types = {type_name},
             .input = {2, "[sequence, width]"},
             .fields = {field("d", "model_dim", &Config::model_dim, "model width").from(Source::input_axis1).needed(),
@@ -151,7 +156,9 @@ public:
                        field("kv_heads", "", &Config::kv_heads, "key/value heads (GQA), default heads").at_least(0),
                        field("causal", "", &Config::causal, "causal mask, default 0"),
                        field("bias", "", &Config::bias, "projection biases, default 1"),
-                       field("rotary", "", &Config::rotary, "rotary embeddings, default 0")}};
+                       field("rotary", "", &Config::rotary, "rotary embeddings, default 0"),
+                       field("dropout", "", &Config::dropout, "attention-probability dropout, default 0").in_range(0, 1),
+                       field("fused_qkv", "", &Config::fused_qkv, "one GEMM for Q, K and V, default 0")}};
     }
 
 private:

@@ -18,6 +18,9 @@ public:
         std::int64_t vocabulary = 0;
         std::int64_t width = 0;
         std::int64_t rows = 1;
+        /// The same indices for every instance (position ids): the framework gathers them once per step and
+        /// broadcasts the rows over the batch.  The counts here stay per instance; runtimes lower it as run.
+        bool broadcast = false;
     };
     static constexpr std::string_view type_name = "embedding";
 
@@ -55,12 +58,13 @@ public:
 
     /// In model files the input holds the token ids: rows is its element count.
     static constexpr auto describe() {
-        return Description<Config, 3>{
+        return Description<Config, 4>{
             .types = {type_name},
             .fields = {field("vocab", "vocabulary", &Config::vocabulary, "table rows (tokens)").needed(),
                        field("d", "width", &Config::width, "embedding width").needed(),
                        field("rows", "seq", &Config::rows, "tokens per instance, default 1")
-                           .from(Source::input_elements)}};
+                           .from(Source::input_elements),
+                       field("broadcast", "", &Config::broadcast, "same ids for every instance (positions), default 0")}};
     }
 
 private:

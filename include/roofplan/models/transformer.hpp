@@ -34,7 +34,7 @@ constexpr Model bert(std::string_view id, std::string_view description, const Be
     const std::int64_t r = choices;  // every layer runs once per answer choice
     const Shape tokens{seq, c.hidden};
     m.add("embeddings.word_embeddings", Embedding{{.vocabulary = c.vocabulary, .width = c.hidden, .rows = seq}}, false, r);
-    m.add("embeddings.position_embeddings", Embedding{{.vocabulary = c.max_positions, .width = c.hidden, .rows = seq}},
+    m.add("embeddings.position_embeddings", Embedding{{.vocabulary = c.max_positions, .width = c.hidden, .rows = seq, .broadcast = true}},
           false, r);
     m.add("embeddings.token_type_embeddings",
           Embedding{{.vocabulary = c.type_vocabulary, .width = c.hidden, .rows = seq}}, false, r);
@@ -44,7 +44,7 @@ constexpr Model bert(std::string_view id, std::string_view description, const Be
     for (std::int64_t i = 0; i < c.layers; ++i) {
         const Name p = join<63>("encoder.layer.", i);
         m.add(join<63>(p, ".attention"),
-              MultiHeadAttention{{.model_dim = c.hidden, .heads = c.heads, .q_len = seq}}, true, r);
+              MultiHeadAttention{{.model_dim = c.hidden, .heads = c.heads, .q_len = seq, .dropout = 0.1}}, true, r);
         m.add(join<63>(p, ".attention.output.dropout"), Dropout{{.shape = tokens, .probability = 0.1}}, true, r);
         m.add(join<63>(p, ".attention.output.add"), Add{{.shape = tokens}}, true, r);
         m.add(join<63>(p, ".attention.output.LayerNorm"), LayerNorm{{.width = c.hidden, .rows = seq}}, true, r);
@@ -108,18 +108,19 @@ constexpr Model gpt2(std::int64_t seq = 1024) {
     m.reserve(static_cast<std::size_t>(6 + 11 * layers + 3));
     const Shape tokens{seq, width};
     m.add("transformer.wte", Embedding{{.vocabulary = vocabulary, .width = width, .rows = seq}}, false);
-    m.add("transformer.wpe", Embedding{{.vocabulary = positions, .width = width, .rows = seq}}, false);
+    m.add("transformer.wpe", Embedding{{.vocabulary = positions, .width = width, .rows = seq, .broadcast = true}}, false);
     m.add("transformer.add", Add{{.shape = tokens}});
     m.add("transformer.drop", Dropout{{.shape = tokens, .probability = 0.1}});
     for (std::int64_t i = 0; i < layers; ++i) {
         const detail::Name p = join<63>("transformer.h.", i);
         m.add(join<63>(p, ".ln_1"), LayerNorm{{.width = width, .rows = seq}});
-        m.add(join<63>(p, ".attn"), MultiHeadAttention{{.model_dim = width, .heads = heads, .q_len = seq, .causal = true}});
+        m.add(join<63>(p, ".attn"), MultiHeadAttention{{.model_dim = width, .heads = heads, .q_len = seq, .causal = true, .dropout = 0.1,
+                                                       .fused_qkv = true}});
         m.add(join<63>(p, ".attn.resid_dropout"), Dropout{{.shape = tokens, .probability = 0.1}});
         m.add(join<63>(p, ".add_1"), Add{{.shape = tokens}});
         m.add(join<63>(p, ".ln_2"), LayerNorm{{.width = width, .rows = seq}});
         m.add(join<63>(p, ".mlp.c_fc"), Linear{{.in_features = width, .out_features = 4 * width, .rows = seq}});
-        m.add(join<63>(p, ".mlp.act"), Activation{{.kind = ActivationKind::gelu, .shape = Shape{seq, 4 * width}}});
+        m.add(join<63>(p, ".mlp.act"), Activation{{.kind = ActivationKind::gelu_tanh, .shape = Shape{seq, 4 * width}}});
         m.add(join<63>(p, ".mlp.c_proj"), Linear{{.in_features = 4 * width, .out_features = width, .rows = seq}});
         m.add(join<63>(p, ".mlp.dropout"), Dropout{{.shape = tokens, .probability = 0.1}});
         m.add(join<63>(p, ".add_2"), Add{{.shape = tokens}});

@@ -25,11 +25,6 @@ namespace roofplan::compiled {
 inline void lower_node(Emitter& e, const Node& node) { eager::lower_node(e, node); }
 
 namespace detail {
-constexpr bool activation_cast(const Kernel& k) {
-    return k.kind == KernelClass::copy_cast &&
-           (k.what == "cast input" || k.what == "cast input gradient" || k.what == "cast to fp32" ||
-            k.what == "cast gradient" || k.what == "cast logits to fp32");
-}
 constexpr bool fusable(const Kernel& k) {
     return k.kind == KernelClass::elementwise || k.kind == KernelClass::normalization ||
            k.kind == KernelClass::copy_cast || k.kind == KernelClass::softmax || k.kind == KernelClass::reduction ||
@@ -52,7 +47,7 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training) {
     out.reserve(eager.size());
     bool chain_open = false;
     for (const Kernel& k : eager) {
-        if (detail::activation_cast(k) || (!training && k.what == "cast weight")) continue;
+        if (k.role == KernelRole::activation_cast || (!training && k.role == KernelRole::weight_cast)) continue;
         const bool same_part = !out.empty() && out.back().part == k.part;
         if (detail::fusable(k) && k.part != StepPart::optimizer && same_part) {
             if (chain_open) {

@@ -25,6 +25,7 @@
 
 #include <array>
 #include <cmath>
+#include <span>
 #include <string_view>
 #include <cstdint>
 #include <variant>
@@ -35,6 +36,7 @@ namespace roofplan::eager {
 using runtime_detail::gemm_kernel;
 using runtime_detail::matrix_kernel;
 using runtime_detail::stream_kernel;
+using runtime_detail::with_role;
 
 /// The node being lowered and its sample count (the batch times the node's repeat).
 struct At {
@@ -53,21 +55,41 @@ struct HostSequence {
     }
 };
 
-/// Autocast's cast of a weight of `numel` elements, and the cast of its gradient back to FP32.
-inline void weight_cast_forward(Emitter& e, HostSequence& host, double numel) {
-    if (e.amp()) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "cast weight", 4 * numel, 2 * numel));
+/// Autocast's casts of a layer's FP32 parameters to FP16/BF16 in the forward — one `_to_copy` per parameter
+/// tensor, the weight and then the bias (the cast cache lives for one autocast region) — and the casts of their
+/// gradients back to FP32 in the backward (one per tensor, by autograd's ToCopyBackward).
+inline void weight_cast_forward(Emitter& e, HostSequence& host, double weight, double bias = 0) {
+    if (!e.amp()) return;
+    e.forward(with_role(stream_kernel(KernelClass::copy_cast, host.next(), "cast weight", 4 * weight, 2 * weight), KernelRole::weight_cast));
+    if (bias > 0) e.forward(with_role(stream_kernel(KernelClass::copy_cast, host.next(), "cast bias", 4 * bias, 2 * bias), KernelRole::weight_cast));
 }
-inline void weight_cast_backward(Emitter& e, double numel) {
-    if (e.amp()) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast weight gradient", 2 * numel, 4 * numel));
+inline void weight_cast_backward(Emitter& e, double weight, double bias = 0) {
+    if (!e.amp()) return;
+    e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast weight gradient", 2 * weight, 4 * weight), KernelRole::weight_gradient));
+    if (bias > 0)
+        e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast bias gradient", 2 * bias, 4 * bias), KernelRole::weight_gradient));
+}
+/// A bias gradient: the sum of the output gradient over its rows.  PyTorch's reduction spreads long columns over
+/// several blocks, which first zero a semaphore buffer (aten/src/ATen/native/cuda/Reduce.cuh: ctas_per_output > 1
+/// → cudaMemsetAsync).  Our profiles (validation/e2e/kernel_inventory.py) show the memset for BERT's and GPT-2's
+/// sums over sequences (128–1,024 rows a sample, 768 or more outputs) and VGG's convolution biases (a feature
+/// map a sample), none for one row a sample (classifier heads) or two outputs.  The rule looks at one sample's
+/// rows so that a step's kernels do not depend on the batch (engine/program.hpp).
+inline void bias_gradient(Emitter& e, double rows, double rows_per_sample, double outputs, double width) {
+    HostOp host = HostOp::none;
+    if (rows_per_sample >= 64 && outputs >= 32) {
+        e.backward(with_role(stream_kernel(KernelClass::memset, host, "reduction semaphores", 0, 4 * outputs), KernelRole::weight_gradient));
+    }
+    e.backward(with_role(stream_kernel(KernelClass::reduction, host, "bias gradient", width * rows * outputs, width * outputs), KernelRole::weight_gradient));
 }
 /// Whether a matrix op must cast its input (an FP32 activation under autocast).
 inline bool casts_input(const Emitter& e) { return e.amp() && e.stream() == DType::f32; }
 inline void input_cast_forward(Emitter& e, HostSequence& host, double elements) {
-    if (casts_input(e)) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "cast input", 4 * elements, 2 * elements));
+    if (casts_input(e)) e.forward(with_role(stream_kernel(KernelClass::copy_cast, host.next(), "cast input", 4 * elements, 2 * elements), KernelRole::activation_cast));
 }
 inline void input_cast_backward(Emitter& e, const At& at, double elements) {
     if (casts_input(e) && at.input_gradient())
-        e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * elements, 4 * elements));
+        e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * elements, 4 * elements), KernelRole::activation_cast));
 }
 
 /// Linear layers: autocast casts, one GEMM with the bias in its epilogue; backward dX, dW, the bias reduction.
@@ -79,21 +101,20 @@ inline void rule(Emitter& e, const At& at, const Linear& l) {
     const auto inst = static_cast<std::int64_t>(at.instances);
     HostSequence host;
     input_cast_forward(e, host, rows * static_cast<double>(c.in_features));
-    weight_cast_forward(e, host, w + bias);
+    weight_cast_forward(e, host, w, bias);
     e.forward(matrix_kernel(KernelClass::gemm, host.next(), "linear", l.forward(inst), width, width));
     if (at.input_gradient())
         e.backward(matrix_kernel(KernelClass::gemm, HostOp::backward, "linear dX", l.backward_data(inst), width, width));
-    Kernel dw = matrix_kernel(KernelClass::gemm, at.input_gradient() ? HostOp::none : HostOp::backward, "linear dW",
-                              l.backward_weight(inst), width, width);
+    Kernel dw = with_role(matrix_kernel(KernelClass::gemm, at.input_gradient() ? HostOp::none : HostOp::backward, "linear dW",
+                              l.backward_weight(inst), width, width), KernelRole::weight_gradient);
     dw.bytes_written = width * (w + bias);  // the GEMM writes the gradient in the compute dtype
     e.backward(dw);
     // cuBLASLt's split-K / stream-K kernels clear their workspaces first (cudaMemsetAsync).
     e.backward(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * static_cast<double>(c.out_features)));
     e.backward(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * static_cast<double>(c.in_features)));
-    if (c.bias)
-        e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * rows * bias, width * bias));
-    weight_cast_backward(e, w + bias);
-    if (c.tied) e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate tied gradient", 8 * w, 4 * w, w));
+    if (c.bias) bias_gradient(e, rows, static_cast<double>(c.rows), bias, width);
+    weight_cast_backward(e, w, bias);
+    if (c.tied) e.backward(with_role(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate tied gradient", 8 * w, 4 * w, w), KernelRole::weight_gradient));
     input_cast_backward(e, at, rows * static_cast<double>(c.in_features));
     e.set_stream(e.compute());
 }
@@ -105,9 +126,10 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     const double outputs = at.instances * static_cast<double>(l.output_shape().elements());
     const double channels = static_cast<double>(l.output_shape()[0]);
     const bool bias = l.config().bias;
+    const double bias_elements = bias ? channels : 0;
     HostSequence host;
     input_cast_forward(e, host, at.instances * static_cast<double>(l.input_shape().elements()));
-    weight_cast_forward(e, host, weights);
+    weight_cast_forward(e, host, weights - bias_elements, bias_elements);
     PassCost forward = l.forward(inst);
     forward.vector_flops = flop_count{};  // the bias is its own kernel
     // TF32 on NCHW tensors: cuDNN runs NHWC tensor-core kernels and converts the layouts around them.
@@ -120,15 +142,15 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     if (bias) e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "conv bias add", width * outputs, width * outputs, outputs));
     if (at.input_gradient())
         e.backward(matrix_kernel(KernelClass::conv, HostOp::backward, "conv backward-data", l.backward_data(inst), width, width));
-    Kernel dw = matrix_kernel(KernelClass::conv, at.input_gradient() ? HostOp::none : HostOp::backward,
-                              "conv backward-filter", l.backward_weight(inst), width, width);
+    Kernel dw = with_role(matrix_kernel(KernelClass::conv, at.input_gradient() ? HostOp::none : HostOp::backward,
+                              "conv backward-filter", l.backward_weight(inst), width, width), KernelRole::weight_gradient);
     dw.bytes_written = width * weights;
     e.backward(dw);
     // cuDNN's filter gradients split the reduction over the batch: a zeroed FP32 workspace and a reduction.
     e.backward(stream_kernel(KernelClass::memset, HostOp::none, "split-K workspace", 0, 4 * weights));
     e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "split-K reduction", 8 * weights, width * weights, weights));
-    if (bias) e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * outputs, width * channels));
-    weight_cast_backward(e, weights);
+    if (bias) bias_gradient(e, outputs / channels, outputs / channels / at.instances, channels, width);
+    weight_cast_backward(e, weights - bias_elements, bias_elements);
     input_cast_backward(e, at, at.instances * static_cast<double>(l.input_shape().elements()));
     e.set_stream(e.compute());
 }
@@ -146,9 +168,17 @@ inline void rule(Emitter& e, const At& at, const BatchNorm2d& l) {
     // default layout) and PyTorch's native ones (bf16) run far below copy bandwidth: their own class.
     const KernelClass kind = native || !e.amp() ? KernelClass::batch_norm : KernelClass::normalization;
     if (!e.training()) {
-        e.forward(stream_kernel(kind, HostOp::module, "batch norm", width * elements, width * elements, 2 * elements));
+        // The native kernels first copy the running mean and turn the running variance into 1/std.
+        if (native) {
+            e.forward(stream_kernel(KernelClass::copy_cast, HostOp::module, "copy running mean", 4 * channels, 4 * channels));
+            e.forward(stream_kernel(KernelClass::elementwise, HostOp::none, "inverse std", 4 * channels, 4 * channels, 2 * channels));
+        }
+        e.forward(stream_kernel(kind, native ? HostOp::none : HostOp::module, "batch norm", width * elements, width * elements, 2 * elements));
         return;
     }
+    // _BatchNorm.forward counts the batches in Python before the kernel (`num_batches_tracked.add_(1)`).
+    // A plain tensor op inside the module's forward: timed as an op dispatched inside another.
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "count batches", 8, 8, 1));
     if (!native) {
         const bool channels_last = e.amp();
         e.forward(stream_kernel(kind, HostOp::module, "batch norm", width * elements, width * elements + 8 * channels, 5 * elements));
@@ -166,10 +196,60 @@ inline void rule(Emitter& e, const At& at, const BatchNorm2d& l) {
     e.backward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm fill", 0, 4));
 }
 
+/// The tanh-form GELU written out as tensor ops (Hugging Face's NewGELUActivation, GPT-2):
+///   0.5·x · (1 + tanh(√(2/π) · (x + 0.044715·x³)))
+/// eight pointwise kernels forward.  Under autocast `pow` is an FP32 op: x is cast up, and every op after it runs
+/// in FP32 (type promotion), so the output is FP32.  Backward, autograd runs each node: the products' gradients
+/// (a cast back for a half input), tanh's, pow's three kernels, the cast of the pow input's gradient and two
+/// accumulations of x's three gradients; the adds' nodes launch nothing.
+inline void gelu_tanh(Emitter& e, double elements) {
+    const double s = bytes_of(e.stream()), f = 4;
+    const bool half = e.stream() != DType::f32;
+    const auto fwd = [&](HostOp host, std::string_view what, double read, double written) {
+        e.forward(stream_kernel(KernelClass::elementwise, host, what, read * elements, written * elements, elements));
+    };
+    const auto bwd = [&](HostOp host, KernelClass kind, std::string_view what, double read, double written) {
+        const KernelRole role = kind == KernelClass::copy_cast ? KernelRole::activation_cast : KernelRole::other;
+        e.backward(with_role(stream_kernel(kind, host, what, read * elements, written * elements, elements), role));
+    };
+    fwd(HostOp::module, "gelu: half x", s, s);
+    if (half) e.forward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::internal, "cast to fp32", s * elements, f * elements), KernelRole::activation_cast));
+    fwd(HostOp::internal, "gelu: cube", f, f);
+    fwd(HostOp::internal, "gelu: scale cube", f, f);
+    fwd(HostOp::internal, "gelu: add x", s + f, f);
+    fwd(HostOp::internal, "gelu: scale", f, f);
+    fwd(HostOp::internal, "gelu: tanh", f, f);
+    fwd(HostOp::internal, "gelu: add one", f, f);
+    fwd(HostOp::internal, "gelu: product", s + f, f);
+    // Backward, in the reverse order of the forward's nodes.
+    bwd(HostOp::backward, KernelClass::elementwise, "gelu backward: product", 2 * f, f);
+    if (half) bwd(HostOp::none, KernelClass::copy_cast, "cast gradient", f, s);
+    bwd(HostOp::none, KernelClass::elementwise, "gelu backward: product", f + s, f);
+    Kernel tanh = stream_kernel(KernelClass::elementwise, HostOp::backward, "gelu backward: tanh", 2 * f * elements, f * elements, elements);
+    tanh.silent_backward_nodes = 1;  // the add of one
+    e.backward(tanh);
+    bwd(HostOp::backward, KernelClass::elementwise, "gelu backward: scale", f, f);
+    Kernel add = with_role(stream_kernel(half ? KernelClass::copy_cast : KernelClass::elementwise, HostOp::backward,
+                                         half ? "cast gradient" : "gelu backward: scale cube", f * elements,
+                                         (half ? s : f) * elements),
+                           half ? KernelRole::activation_cast : KernelRole::other);
+    add.silent_backward_nodes = 1;  // the add of x
+    e.backward(add);
+    if (half) bwd(HostOp::backward, KernelClass::elementwise, "gelu backward: scale cube", f, f);
+    bwd(HostOp::backward, KernelClass::elementwise, "gelu backward: square", f, f);
+    bwd(HostOp::none, KernelClass::elementwise, "gelu backward: times three", f, f);
+    bwd(HostOp::none, KernelClass::elementwise, "gelu backward: cube", 2 * f, f);
+    if (half) bwd(HostOp::backward, KernelClass::copy_cast, "cast gradient", f, s);
+    bwd(HostOp::backward, KernelClass::elementwise, "gelu backward: half x", s, s);
+    for (int i = 0; i < 2; ++i) bwd(HostOp::backward, KernelClass::elementwise, "accumulate gradient", 2 * s, s);
+    e.set_stream(DType::f32);
+}
+
 /// Activations: one kernel forward (ReLU in place), one backward reading the gradient and the saved tensor.
 inline void rule(Emitter& e, const At& at, const Activation& l) {
     const double width = bytes_of(e.stream());
     const double elements = at.instances * static_cast<double>(l.input_shape().elements());
+    if (l.config().kind == ActivationKind::gelu_tanh) return gelu_tanh(e, elements);
     const auto flops = static_cast<double>(l.forward(1).vector_flops.value()) * at.instances;
     e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, l.kind_name(), width * elements, width * elements, flops));
     e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "activation backward", 2 * width * elements, width * elements, flops));
@@ -192,7 +272,7 @@ inline void rule(Emitter& e, const At& at, const Add& l) {
     const double in_bytes = bytes_of(e.stream()) + bytes_of(e.residual()), out_width = bytes_of(out);
     e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "add", in_bytes * elements, out_width * elements, elements));
     if (out != e.stream())
-        e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", out_width * elements, bytes_of(e.stream()) * elements));
+        e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", out_width * elements, bytes_of(e.stream()) * elements), KernelRole::activation_cast));
     e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate gradient", 2 * out_width * elements, out_width * elements, elements));
     e.set_stream(out);
     e.set_residual(out);
@@ -217,11 +297,11 @@ inline void rule(Emitter& e, const At& at, const LayerNorm& l) {
     const double w_in = bytes_of(e.stream()), w = bytes_of(out);
     HostSequence host;
     const bool cast = e.amp() && e.stream() != DType::f32;
-    if (cast) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "cast to fp32", w_in * elements, 4 * elements));
+    if (cast) e.forward(with_role(stream_kernel(KernelClass::copy_cast, host.next(), "cast to fp32", w_in * elements, 4 * elements), KernelRole::activation_cast));
     e.forward(stream_kernel(KernelClass::normalization, host.next(), "layer norm", w * elements, w * elements + 8 * rows, 6 * elements));
     e.backward(stream_kernel(KernelClass::normalization, HostOp::backward, "layer norm backward", 2 * w * elements + 8 * rows, w * elements, 8 * elements));
-    e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "layer norm weight gradient", 2 * w * elements, 8 * width_features, 3 * elements));
-    if (cast) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", 4 * elements, w_in * elements));
+    e.backward(with_role(stream_kernel(KernelClass::reduction, HostOp::none, "layer norm weight gradient", 2 * w * elements, 8 * width_features, 3 * elements), KernelRole::weight_gradient));
+    if (cast) e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", 4 * elements, w_in * elements), KernelRole::activation_cast));
     e.set_stream(out);
     e.set_residual(out);
 }
@@ -276,17 +356,37 @@ inline void rule(Emitter& e, const At& at, const Flatten& l) {
     e.forward(stream_kernel(KernelClass::copy_cast, HostOp::module, "channels-last flatten copy", bytes, bytes));
 }
 
-/// Embeddings: gather FP32 rows (with their int64 indices); backward zero-fills the table gradient, sorts the
-/// indices and scatter-adds the rows.
+/// Embeddings: gather FP32 rows (with their int64 indices).  Backward (aten/src/ATen/native/cuda/Embedding.cu):
+/// up to 3,072 indices, a zero-filled table gradient and one kernel that adds the rows per feature; more, a radix
+/// sort of the 64-bit indices (histogram, exclusive sum, eight one-byte passes, each after a memset of its
+/// look-back state) and the segment pipeline (unique keys, partial segments, scans, per-segment sums, the
+/// scatter into the table): 29 launches, which our profiles count per embedding.  Position ids are the same for
+/// every instance: gathered once, and the next add broadcasts them.
 inline void rule(Emitter& e, const At& at, const Embedding& l) {
-    const double rows = at.instances * static_cast<double>(l.config().rows);
-    const double out = rows * static_cast<double>(l.config().width);
+    const auto& c = l.config();
+    const double rows = (c.broadcast ? 1.0 : at.instances) * static_cast<double>(c.rows);
+    const double out = rows * static_cast<double>(c.width);
     const double table = static_cast<double>(l.params());
     e.forward(stream_kernel(KernelClass::gather, HostOp::module, "embedding", 4 * out + 8 * rows, 4 * out));
     e.backward(stream_kernel(KernelClass::memset, HostOp::backward, "zero table gradient", 0, 4 * table));
-    e.backward(stream_kernel(KernelClass::gather, HostOp::none, "sort indices", 16 * rows, 16 * rows));
-    e.backward(stream_kernel(KernelClass::gather, HostOp::none, "count indices", 16 * rows, 8 * rows));
-    e.backward(stream_kernel(KernelClass::gather, HostOp::none, "embedding backward", 4 * out + 16 * rows, 4 * out, out));
+    // Token ids at the batches that train are more than 3,072 (the sort path); broadcast position ids are one
+    // sample's.  The path is chosen per sample so that a step's kernels do not depend on the batch.
+    if (c.broadcast && c.rows <= 3072) {
+        e.backward(stream_kernel(KernelClass::gather, HostOp::none, "embedding backward", 4 * out + 8 * rows, 4 * out, out));
+    } else {
+        e.backward(stream_kernel(KernelClass::gather, HostOp::none, "sort indices: histogram", 8 * rows, 0));
+        e.backward(stream_kernel(KernelClass::gather, HostOp::none, "sort indices: exclusive sum", 0, 0));
+        for (int pass = 0; pass < 8; ++pass) {
+            e.backward(stream_kernel(KernelClass::memset, HostOp::none, "sort indices: look-back reset", 0, 64));
+            e.backward(stream_kernel(KernelClass::gather, HostOp::none, "sort indices: pass", 16 * rows, 16 * rows));
+        }
+        constexpr std::array<std::string_view, 9> segments{
+            "unique indices: init", "unique indices", "count segments", "partial segments", "scan: init", "scan",
+            "segment offsets", "segment sums", "scatter into table"};
+        for (std::string_view what : segments)
+            e.backward(stream_kernel(KernelClass::gather, HostOp::none, what, 8 * rows, 8 * rows));
+        e.backward(stream_kernel(KernelClass::gather, HostOp::none, "embedding backward", 4 * out + 16 * rows, 4 * out, out));
+    }
     e.set_stream(DType::f32);
     e.set_residual(DType::f32);
 }
@@ -310,7 +410,7 @@ void rule(Emitter& e, const At& at, const L& l) {
     if (at.input_gradient())
         e.backward(matrix_kernel(kind, HostOp::backward, "backward-data", l.backward_data(inst), width, 4));
     if (l.params() > 0) {
-        e.backward(matrix_kernel(kind, HostOp::none, "backward-weight", l.backward_weight(inst), width, 4));
+        e.backward(with_role(matrix_kernel(kind, HostOp::none, "backward-weight", l.backward_weight(inst), width, 4), KernelRole::weight_gradient));
         weight_cast_backward(e, static_cast<double>(l.params()));
     }
     e.set_stream(e.compute());
@@ -330,11 +430,15 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
         double rows, out;
         std::string_view name;
     };
-    const std::array<Projection, 3> projections{{{q_rows, qw, "query projection"}, {kv_rows, kvw, "key projection"},
-                                                 {kv_rows, kvw, "value projection"}}};
+    // Separate Q, K, V linears (BERT), or one GEMM for all three that the model's code splits (GPT-2's c_attn).
+    const std::array<Projection, 3> separate{{{q_rows, qw, "query projection"}, {kv_rows, kvw, "key projection"},
+                                              {kv_rows, kvw, "value projection"}}};
+    const std::array<Projection, 1> fused{{{q_rows, qw + 2 * kvw, "qkv projection"}}};
+    const std::span<const Projection> projections = c.fused_qkv ? std::span<const Projection>(fused)
+                                                                : std::span<const Projection>(separate);
     for (const auto& [rows, out, name] : projections) {
-        if (cast) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "cast input", 4 * rows * d, 2 * rows * d));
-        weight_cast_forward(e, host, d * out + bias * out);
+        if (cast) e.forward(with_role(stream_kernel(KernelClass::copy_cast, host.next(), "cast input", 4 * rows * d, 2 * rows * d), KernelRole::activation_cast));
+        weight_cast_forward(e, host, d * out, bias * out);
         e.forward(gemm_kernel(host.next(), name, rows, out, d, 1, width, width));
     }
     // The fused kernel: QK^T and PV for the unmasked pairs; reads Q, K, V, writes O and the log-sum-exp.
@@ -349,17 +453,24 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     sdpa.simt = simt;
     sdpa.views = block_views;
     sdpa.containers = block_containers;
+    // cuDNN's fused attention (what amp inputs get on Hopper) zeroes its workspace first and, with dropout,
+    // unpacks the Philox seed on the device; the memory-efficient kernel (FP32) launches alone.
+    const bool cudnn = e.amp();
+    const bool dropout = e.training() && c.dropout > 0;
+    if (cudnn && dropout) e.forward(stream_kernel(KernelClass::elementwise, HostOp::none, "unpack dropout seed", 16, 16));
+    if (cudnn) e.forward(stream_kernel(KernelClass::memset, HostOp::none, "attention workspace", 0, 4 * q_rows * static_cast<double>(c.heads)));
     e.forward(sdpa);
     e.forward(stream_kernel(KernelClass::copy_cast, HostOp::internal, "heads contiguous", width * q_rows * qw, width * q_rows * qw));
     HostSequence out_host;
-    weight_cast_forward(e, out_host, qw * d + bias * d);
+    weight_cast_forward(e, out_host, qw * d, bias * d);
     e.forward(gemm_kernel(out_host.next(), "output projection", q_rows, d, qw, 1, width, width));
     // Backward, in autograd's order: output projection, attention, then the three projections.
     e.backward(gemm_kernel(HostOp::backward, "output projection dX", q_rows, qw, d, 1, width, width));
-    e.backward(gemm_kernel(HostOp::none, "output projection dW", qw, d, q_rows, 1, width, width));
-    if (c.bias) e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * q_rows * d, width * d));
-    weight_cast_backward(e, qw * d + bias * d);
-    e.backward(stream_kernel(KernelClass::reduction, HostOp::backward, "attention backward preprocess", 2 * width * q_rows * qw, 4 * q_rows * static_cast<double>(c.heads)));
+    e.backward(with_role(gemm_kernel(HostOp::none, "output projection dW", qw, d, q_rows, 1, width, width), KernelRole::weight_gradient));
+    if (c.bias) bias_gradient(e, q_rows, static_cast<double>(c.q_len), d, width);
+    weight_cast_backward(e, qw * d, bias * d);
+    if (cudnn) e.backward(stream_kernel(KernelClass::memset, HostOp::backward, "attention workspace", 0, 4 * q_rows * qw));
+    e.backward(stream_kernel(KernelClass::reduction, cudnn ? HostOp::none : HostOp::backward, "attention backward preprocess", 2 * width * q_rows * qw, 4 * q_rows * static_cast<double>(c.heads)));
     Kernel sdpa_bwd = stream_kernel(KernelClass::attention, HostOp::none, "scaled dot-product attention backward",
                                     width * (2 * q_rows * qw + 2 * kv_rows * kvw) + 4 * q_rows * static_cast<double>(c.heads),
                                     width * (q_rows * qw + 2 * kv_rows * kvw));
@@ -367,17 +478,21 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     sdpa_bwd.simt = simt;
     sdpa_bwd.silent_backward_nodes = block_views;
     e.backward(sdpa_bwd);
+    // cuDNN accumulates dQ in FP32 and converts it to the input dtype in a last kernel.
+    if (cudnn) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::none, "attention dQ conversion", 4 * q_rows * qw, width * q_rows * qw));
     for (const auto& [rows, out, name] : projections) {
         if (at.input_gradient()) e.backward(gemm_kernel(HostOp::backward, "projection dX", rows, d, out, 1, width, width));
-        e.backward(gemm_kernel(at.input_gradient() ? HostOp::none : HostOp::backward, "projection dW", d, out, rows, 1, width, width));
-        if (c.bias) e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "bias gradient", width * rows * out, width * out));
-        weight_cast_backward(e, d * out + bias * out);
+        e.backward(with_role(gemm_kernel(at.input_gradient() ? HostOp::none : HostOp::backward, "projection dW", d, out, rows, 1, width, width), KernelRole::weight_gradient));
+        if (c.bias) bias_gradient(e, rows, rows / at.instances, out, width);
+        weight_cast_backward(e, d * out, bias * out);
         if (cast && at.input_gradient())
-            e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * rows * d, 4 * rows * d));
+            e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * rows * d, 4 * rows * d), KernelRole::activation_cast));
     }
-    if (at.input_gradient()) {  // three uses of the input: two gradient accumulations
+    if (c.fused_qkv)  // the split's backward concatenates the three gradients
+        e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "concatenate qkv gradient", width * q_rows * (qw + 2 * kvw), width * q_rows * (qw + 2 * kvw)));
+    if (at.input_gradient()) {  // one use of the input per projection: the gradients accumulate
         const double g = bytes_of(e.stream());
-        for (int i = 0; i < 2; ++i)
+        for (std::size_t i = 1; i < projections.size(); ++i)
             e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate gradient", 2 * g * in_q, g * in_q, in_q));
     }
     (void)in_kv;
@@ -394,15 +509,18 @@ inline void loss(Emitter& e, const Node& last) {
     const double w = bytes_of(e.stream());
     const bool cast = e.stream() != DType::f32;
     e.step_level(true);
-    if (cast) e.forward(stream_kernel(KernelClass::copy_cast, HostOp::module, "cast logits to fp32", w * logits, 4 * logits));
+    if (cast) e.forward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::module, "cast logits to fp32", w * logits, 4 * logits), KernelRole::activation_cast));
     e.forward(stream_kernel(KernelClass::loss, cast ? HostOp::internal : HostOp::module, "log-softmax", 4 * logits, 4 * logits, 4 * logits));
     e.forward(stream_kernel(KernelClass::loss, HostOp::internal, "nll loss", 12 * rows, 8));
+    // GradScaler.scale(loss) under amp-fp16: one multiply before the backward.
+    if (e.step().precision == Precision::amp_fp16)
+        e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "scale loss", 8, 4, 1));
     e.step_level(false);
     e.loss_backward(stream_kernel(KernelClass::memset, HostOp::backward, "loss gradient seed", 0, 4));
     e.loss_backward(stream_kernel(KernelClass::memset, HostOp::backward, "nll backward zero", 0, 4 * logits));
     e.loss_backward(stream_kernel(KernelClass::loss, HostOp::none, "nll backward", 12 * rows, 4 * rows));
     e.loss_backward(stream_kernel(KernelClass::loss, HostOp::backward, "log-softmax backward", 8 * logits, 4 * logits, 3 * logits));
-    if (cast) e.loss_backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", 4 * logits, w * logits));
+    if (cast) e.loss_backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", 4 * logits, w * logits), KernelRole::activation_cast));
 }
 
 /// Lowers one node.

@@ -71,6 +71,14 @@ struct EnumNames<StepPart> {
     static constexpr std::array<std::string_view, 3> names{"forward", "backward", "optimizer"};
 };
 
+/// What a kernel is for, where the engine and the compiled runtime treat kernels differently.
+enum class KernelRole : std::uint8_t {
+    other,
+    weight_gradient,  ///< computes, reduces or converts a weight gradient (the layer's backward-weight pass)
+    activation_cast,  ///< autocast's cast of an activation or its gradient (a compiler fuses it into the producer)
+    weight_cast,      ///< autocast's cast of a parameter (an inference engine stores weights in the compute dtype)
+};
+
 /// One kernel at one batch size.
 struct Kernel {
     KernelClass kind = KernelClass::elementwise;
@@ -91,17 +99,11 @@ struct Kernel {
     /// Host work without a kernel before this launch: Python view ops (view, transpose, reshape), container module
     /// calls (a transformer block's nesting), autograd nodes that launch nothing (the backward of views and adds).
     std::uint8_t views = 0, containers = 0, silent_backward_nodes = 0;
+    KernelRole role = KernelRole::other;
 
     [[nodiscard]] constexpr double bytes() const { return bytes_read + bytes_written; }
     /// Whether a backward kernel computes or converts a weight gradient (the layer's backward-weight pass).
-    [[nodiscard]] constexpr bool weight_gradient() const {
-        constexpr std::array<std::string_view, 9> names{
-            "linear dW", "conv backward-filter", "bias gradient", "cast weight gradient", "layer norm weight gradient",
-            "projection dW", "output projection dW", "accumulate tied gradient", "backward-weight"};
-        for (std::string_view n : names)
-            if (what == n) return true;
-        return false;
-    }
+    [[nodiscard]] constexpr bool weight_gradient() const { return role == KernelRole::weight_gradient; }
 };
 
 }  // namespace roofplan

@@ -150,6 +150,12 @@ private:
 
 namespace runtime_detail {
 
+/// `k` with the given role.
+constexpr Kernel with_role(Kernel k, KernelRole role) {
+    k.role = role;
+    return k;
+}
+
 /// A memory-bound kernel reading and writing the given bytes.
 constexpr Kernel stream_kernel(KernelClass kind, HostOp host, std::string_view what, double read, double written,
                                double flops = 0) {

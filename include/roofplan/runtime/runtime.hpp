@@ -46,9 +46,14 @@ inline void parameter_tensors(const AnyLayer& layer, ParameterTensors& p) {
         const auto& c = a->config();
         const double d = static_cast<double>(c.model_dim), qw = static_cast<double>(c.heads * c.head_dim),
                      kvw = static_cast<double>(c.kv_heads * c.head_dim);
-        for (double out : {qw, kvw, kvw}) {
-            p.add(d * out);
-            if (c.bias) p.add(out);
+        if (c.fused_qkv) {  // one weight and one bias for Q, K and V (GPT-2's c_attn)
+            p.add(d * (qw + 2 * kvw));
+            if (c.bias) p.add(qw + 2 * kvw);
+        } else {
+            for (double out : {qw, kvw, kvw}) {
+                p.add(d * out);
+                if (c.bias) p.add(out);
+            }
         }
         p.add(qw * d);
         if (c.bias) p.add(d);
@@ -63,11 +68,12 @@ inline void parameter_tensors(const AnyLayer& layer, ParameterTensors& p) {
 /// One foreach operation over every parameter: reads `reads` and writes `writes` FP32 values per parameter,
 /// over `lists` tensor lists.
 inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std::string_view what, int lists,
-                       double reads, double writes, double flops, bool first) {
+                       double reads, double writes, double flops, bool first, bool sync_before = false) {
     const double launches = foreach_launches(p.chunks, lists);
     for (double i = 0; i < launches; ++i) {
         Kernel k = stream_kernel(KernelClass::optimizer, i == 0 ? HostOp::optimizer : HostOp::none, what,
                                  4 * reads * params / launches, 4 * writes * params / launches, flops * params / launches);
+        k.sync_before = sync_before && i == 0;
         if (first && i == 0) {  // the Python loop over the parameters before the first op
             k.host_tensors = p.tensors;
             k.adam_bookkeeping = e.step().optimizer == Optimizer::adam;
@@ -77,7 +83,10 @@ inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std
 }
 
 /// The optimizer step as PyTorch's foreach implementations run it (SGD: momentum, no weight decay, PyTorch's
-/// defaults; AdamW: weight decay 0.01), plus under amp-fp16 the gradient scaler's unscale and its host sync.
+/// defaults; AdamW: weight decay 0.01), plus under amp-fp16 the gradient scaler (torch/amp/grad_scaler.py):
+/// `unscale_` checks and unscales the gradients (a foreach kernel), `_maybe_opt_step` reads found_inf on the
+/// host (`.item()`: the host waits for the backward to finish) before the optimizer runs, and `update` adjusts
+/// the scale (one kernel).
 inline void optimizer(Emitter& e) {
     ParameterTensors p;
     double params = 0;
@@ -86,17 +95,15 @@ inline void optimizer(Emitter& e) {
         params += static_cast<double>(roofplan::params(n.layer));
     }
     if (params <= 0) return;
-    bool first = true;
-    if (e.step().precision == Precision::amp_fp16) {
-        foreach_op(e, p, params, "unscale gradients", 1, 1, 1, 2, first);
-        first = false;
-    }
+    const bool scaler = e.step().precision == Precision::amp_fp16;
+    if (scaler) foreach_op(e, p, params, "unscale gradients", 1, 1, 1, 2, true);
+    const bool first = !scaler, sync = scaler;
     if (e.step().optimizer == Optimizer::sgd) {
-        foreach_op(e, p, params, "momentum scale", 1, 1, 1, 1, first);
+        foreach_op(e, p, params, "momentum scale", 1, 1, 1, 1, first, sync);
         foreach_op(e, p, params, "momentum add", 2, 2, 1, 1, false);
         foreach_op(e, p, params, "parameter update", 2, 2, 1, 2, false);
     } else {
-        foreach_op(e, p, params, "weight decay", 1, 1, 1, 1, first);
+        foreach_op(e, p, params, "weight decay", 1, 1, 1, 1, first, sync);
         foreach_op(e, p, params, "first moment", 2, 2, 1, 3, false);
         foreach_op(e, p, params, "second moment scale", 1, 1, 1, 1, false);
         foreach_op(e, p, params, "second moment add", 3, 2, 1, 2, false);
@@ -105,11 +112,7 @@ inline void optimizer(Emitter& e) {
         foreach_op(e, p, params, "epsilon", 1, 1, 1, 1, false);
         foreach_op(e, p, params, "parameter update", 3, 3, 1, 3, false);
     }
-    if (e.step().precision == Precision::amp_fp16) {  // GradScaler.step reads found_inf on the host
-        Kernel update = stream_kernel(KernelClass::elementwise, HostOp::optimizer, "scaler update", 8, 8, 2);
-        update.sync_before = true;
-        e.optimizer(update);
-    }
+    if (scaler) e.optimizer(stream_kernel(KernelClass::elementwise, HostOp::optimizer, "scaler update", 8, 8, 2));
 }
 
 }  // namespace runtime_detail
