@@ -300,7 +300,7 @@ private:
     }
     void loss_backward() {
         const std::uint32_t last = static_cast<std::uint32_t>(model_->size());
-        walk_.at(StepPhase::loss, last);
+        walk_.at(StepPhase::backward, last);
         Value& logits = walk_.values[last];
         const AffineBytes wide = per_sample_bytes(logits.elements, 4);
         TensorId g = no_tensor;

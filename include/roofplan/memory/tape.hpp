@@ -36,7 +36,7 @@ inline constexpr std::array<std::string_view, category_count> category_names{
     "workspaces"};
 constexpr std::string_view to_string(Category c) { return category_names[static_cast<std::size_t>(c)]; }
 
-/// Where in a step an event happens.
+/// Where in a step an event happens (the loss's backward is the backward's first part).
 enum class StepPhase : std::uint8_t { setup, forward, loss, backward, optimizer };
 inline constexpr std::array<std::string_view, 5> step_phase_names{"setup", "forward", "loss", "backward", "optimizer"};
 constexpr std::string_view to_string(StepPhase p) { return step_phase_names[static_cast<std::size_t>(p)]; }
