@@ -78,7 +78,7 @@ struct MemoryEstimate {
     bool fits = false;
     bool tight = false;
     StepPhase peak_phase = StepPhase::setup;
-    std::string_view peak_layer;      ///< the node name, "loss" or "optimizer"
+    std::string_view peak_layer;      ///< the node name (a view into the model), "loss" or "optimizer"
     std::string_view context_source;
 };
 

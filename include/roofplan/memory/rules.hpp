@@ -59,18 +59,13 @@ using Temporaries = std::vector<TensorId>;
 
 /// The tensor a matrix op reads for value `v` (one reference for the caller): eager autocast casts an FP32
 /// input afresh for every op; a fused runtime materializes one FP16/BF16 copy of the value for all its readers.
-/// `cast` says whether the eager backward casts the input gradient back to FP32.
-inline TensorId matrix_input(Walk& w, std::uint32_t v, bool& cast) {
+inline TensorId matrix_input(Walk& w, std::uint32_t v) {
     Value& x = w.values[v];
-    cast = false;
     if (!w.amp() || x.dtype != DType::f32 || w.engine()) {
         w.retain(x.tensor);
         return x.tensor;
     }
-    if (w.eager()) {
-        cast = true;
-        return w.make(per_sample_bytes(x.elements, 2));
-    }
+    if (w.eager()) return w.make(per_sample_bytes(x.elements, 2));
     if (x.half == no_tensor) x.half = w.make(per_sample_bytes(x.elements, 2));
     w.retain(x.half);
     return x.half;
@@ -82,11 +77,10 @@ inline void save_input(Walk& w, std::uint32_t v) { w.save(w.values[v].tensor); }
 
 /// A matrix layer's weights under autocast: a copy made on first use and held by autocast's cache until the
 /// forward ends, the weight's copy (not the bias's) kept by the op for its backward.  The fused runtimes trace the
-/// same casts (the copies are needed by the backward's matmuls, so they are kept too); an inference engine stores
-/// its weights in the compute dtype.  Returns temporaries to release after the op (none today).
-inline Temporaries weights_forward(Walk& w, const At& at, std::size_t first = 0, std::size_t count = SIZE_MAX) {
-    Temporaries temporaries;
-    if (!w.amp() || w.engine()) return temporaries;
+/// same casts (the backward's matmuls need the copies, so they are kept too); an inference engine stores its
+/// weights in the compute dtype.
+inline void weights_forward(Walk& w, const At& at, std::size_t first = 0, std::size_t count = SIZE_MAX) {
+    if (!w.amp() || w.engine()) return;
     const auto& uses = w.node_params[at.node];
     for (std::size_t i = first; i < uses.size() && i - first < count; ++i) {
         const ParamUse& u = uses[i];
@@ -94,7 +88,6 @@ inline Temporaries weights_forward(Walk& w, const At& at, std::size_t first = 0,
         const TensorId copy = w.autocast_copy(u.param);
         if (u.cast_saved) w.save(copy);
     }
-    return temporaries;
 }
 /// Backward: the gradients of a layer's parameters, in two parts as autograd runs them.  A matrix op computes a
 /// cast weight's gradient in the compute dtype (`weight_grads_low`, returned); the op's node then releases what
@@ -123,9 +116,6 @@ inline void weight_grads_cast(Walk& w, const At& at, const Temporaries& halves, 
 }
 inline void weight_grads(Walk& w, const At& at, std::size_t first = 0, std::size_t count = SIZE_MAX) {
     weight_grads_cast(w, at, weight_grads_low(w, at, first, count), first, count);
-}
-inline void release_all(Walk& w, const Temporaries& ts) {
-    for (const TensorId t : ts) w.release(t);
 }
 
 /// Whether this node is the last reader of value `v` (its output may take the input's storage).
@@ -169,13 +159,11 @@ inline void matrix_backward(Walk& w, const At& at, std::uint32_t v, std::size_t 
 
 /// A matrix layer's forward: its input as read and kept, its weights, its output in the compute dtype.
 inline void matrix_forward(Walk& w, const At& at, std::int64_t out_per_instance) {
-    bool cast = false;
-    const TensorId x = matrix_input(w, at.in(), cast);
+    const TensorId x = matrix_input(w, at.in());
     save_matrix_input(w, x);
-    const Temporaries copies = weights_forward(w, at);
+    weights_forward(w, at);
     w.produce(at.out, at.per_sample(out_per_instance), w.compute());
     w.release(x);
-    release_all(w, copies);
 }
 
 // --- matrix layers ------------------------------------------------------------------------------------------
@@ -580,13 +568,11 @@ inline std::array<TensorId, 3> attention_projections(Walk& w, const At& at, cons
     std::array<TensorId, 3> out{no_tensor, no_tensor, no_tensor};
     for (std::size_t p = 0; p < (fused_qkv ? 1u : 3u); ++p) {
         w.begin_group();
-        bool cast = false;
-        const TensorId x = matrix_input(w, at.in(), cast);
+        const TensorId x = matrix_input(w, at.in());
         save_matrix_input(w, x);
-        const Temporaries copies = weights_forward(w, at, p * params_per, params_per);
+        weights_forward(w, at, p * params_per, params_per);
         out[p] = w.make(per_sample_bytes(widths[p], Walk::width(w.compute())));
         w.release(x);
-        release_all(w, copies);
     }
     return out;
 }
@@ -666,10 +652,9 @@ inline void forward(Walk& w, const At& at, const MultiHeadAttention& l) {
     w.begin_group();
     w.save(o);
     const std::size_t projections = w.impl().fused_qkv ? 1 : 3;
-    const Temporaries copies = weights_forward(w, at, projections * params_per, params_per);
+    weights_forward(w, at, projections * params_per, params_per);
     w.produce(at.out, z.out, w.compute());
     w.release(o);
-    release_all(w, copies);
 }
 
 /// The core's backward: dQ, dK, dV (fused kernels accumulate dQ in an FP32 buffer; a fused QKV projection
