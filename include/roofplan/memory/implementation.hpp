@@ -45,7 +45,8 @@ inline bool pre_norm_structure(const Model& model) {
     return false;
 }
 
-/// The implementation facts of a zoo model (by id); other models get the structural defaults.
+/// The implementation facts of a model: GELU form and fused Q/K/V from its layers; label tensors, attention masks
+/// and torchvision's in-place residual add by zoo id (other models get the structural defaults).
 inline Implementation implementation_of(const Model& model) {
     Implementation impl;
     impl.pre_norm = pre_norm_structure(model);
@@ -53,10 +54,12 @@ inline Implementation implementation_of(const Model& model) {
     if (id.starts_with("resnet")) impl.inplace_residual_add = true;
     if (id.starts_with("bert")) impl.attention_mask = true;
     if (id == "bert-squad") impl.label_tensors = 2;  // start and end positions
-    if (id == "gpt2") {
-        impl.python_gelu_tanh = true;
-        impl.fused_qkv = true;
-        impl.label_tensors = 0;  // GPT2LMHeadModel's labels are its input ids
+    if (id == "gpt2") impl.label_tensors = 0;  // GPT2LMHeadModel's labels are its input ids
+    // Structural facts come from the layers themselves (the timing lowering reads the same fields).
+    for (const Node& n : model.nodes()) {
+        if (const auto* a = std::get_if<Activation>(&n.layer); a && a->config().kind == ActivationKind::gelu_tanh)
+            impl.python_gelu_tanh = true;
+        if (const auto* m = std::get_if<MultiHeadAttention>(&n.layer); m && m->config().fused_qkv) impl.fused_qkv = true;
     }
     return impl;
 }

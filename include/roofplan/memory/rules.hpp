@@ -389,9 +389,10 @@ inline void python_gelu_backward(Walk& w, const At& at) {
 inline void forward(Walk& w, const At& at, const Activation& l) {
     const std::uint32_t v = at.in();
     const ActivationKind kind = l.config().kind;
-    const bool python_gelu = kind == ActivationKind::gelu && w.impl().python_gelu_tanh;
+    const bool gelu = kind == ActivationKind::gelu || kind == ActivationKind::gelu_tanh;
+    const bool python_gelu = gelu && w.impl().python_gelu_tanh;
     if (python_gelu && w.eager()) return python_gelu_forward(w, at);
-    if (kind == ActivationKind::gelu || kind == ActivationKind::silu) w.save(w.values[v].tensor);
+    if (gelu || kind == ActivationKind::silu) w.save(w.values[v].tensor);
     const DType out = python_gelu && w.amp() && !w.engine() ? DType::f32 : w.values[v].dtype;
     if (w.eager() && kind == ActivationKind::relu && w.impl().inplace_relu && last_reader(w, v)) w.alias(at.out, v);
     else pointwise_output(w, at, v, out);
@@ -399,7 +400,8 @@ inline void forward(Walk& w, const At& at, const Activation& l) {
         w.save(w.values[at.out].tensor);
 }
 inline void backward(Walk& w, const At& at, const Activation& l) {
-    if (w.eager() && l.config().kind == ActivationKind::gelu && w.impl().python_gelu_tanh)
+    if (w.eager() && (l.config().kind == ActivationKind::gelu || l.config().kind == ActivationKind::gelu_tanh) &&
+        w.impl().python_gelu_tanh)
         return python_gelu_backward(w, at);
     input_grad(w, at);
 }
