@@ -1,0 +1,91 @@
+// roofplan/memory/context.hpp — the device-level memory that is not the caching allocator's: the CUDA context
+// and the libraries' handles (cuBLAS, cuBLASLt, cuDNN modules and state), the memory the driver keeps out of
+// sight, and the library workspaces that PyTorch allocates through its allocator.
+//
+// Two kinds of figure, kept apart:
+//   * the context (outside the allocator): measured, with its provenance.  A measurement reads NVML's `used`
+//     minus torch.cuda.memory_reserved() while a step runs (every library loaded), plus the difference between
+//     the datasheet memory (Device::memory(), what roofplan compares with) and NVML's `total` (memory the driver
+//     never shows).  validation/memory/context_bench.py measures it on a bare process;
+//   * the workspaces (inside the allocator, so part of `allocated`): cuBLAS keeps one workspace per (handle,
+//     stream) — aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize: 32 MiB on sm_90 (Hopper),
+//     else ":4096:2:16:8" = 8 MiB + 128 KiB — and cuBLASLt one of 1 MiB (getCUDABlasLtWorkspaceSize, the
+//     CUBLASLT_WORKSPACE_SIZE default).  Handles are per thread: a training step uses two (the Python thread runs
+//     the forward, the autograd engine's device thread the backward).
+#pragma once
+
+#include <roofplan/detail/checked.hpp>
+#include <roofplan/device/device.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace roofplan::memory {
+
+/// The device memory outside PyTorch's allocator, and where the figure comes from.
+struct ContextFigure {
+    std::int64_t bytes = 0;
+    std::string_view source;  ///< the measurement (file, date, what was read), or why it is an estimate
+    bool measured = false;    ///< measured on this device (false: borrowed from another device)
+};
+
+/// The library workspaces PyTorch allocates through its allocator, per thread that runs matrix products.
+struct WorkspaceFigure {
+    std::int64_t cublas_bytes = 0;    ///< per (cuBLAS handle, stream)
+    std::int64_t cublaslt_bytes = 0;  ///< per (cuBLASLt handle, stream)
+};
+
+namespace context_data {
+// NVML used − torch reserved, the largest over the 19 eager cases of one process (all libraries loaded),
+// and datasheet memory − NVML total (141 GiB − 143,771 MiB; 80 GiB − 81,559 MiB).
+inline constexpr std::int64_t h200_process_bytes = 1'490'944'000;
+inline constexpr std::int64_t h200_hidden_bytes = (144'384LL - 143'771LL) << 20;
+inline constexpr std::int64_t h100_process_bytes = 1'349'320'704;
+inline constexpr std::int64_t h100_hidden_bytes = (81'920LL - 81'559LL) << 20;
+inline constexpr std::string_view h200_source =
+    "validation/results/2026-11-23-h200-e2e/e2e_eager_h200.json (torch 2.11.0+cu130, cuDNN 9.19, driver "
+    "580.159.04, 2026-11-23): NVML used - torch reserved, largest over the 19 cases (1,490,944,000 B), plus "
+    "datasheet 141 GiB - NVML total 143,771 MiB (613 MiB)";
+inline constexpr std::string_view h100_source =
+    "validation/results/2026-11-23-h100-e2e/e2e_eager_h100.json (torch 2.11.0+cu130, cuDNN 9.19, driver "
+    "580.159.04, 2026-11-23): NVML used - torch reserved, largest over the 19 cases (1,349,320,704 B), plus "
+    "datasheet 80 GiB - NVML total 81,559 MiB (361 MiB)";
+inline constexpr std::string_view borrowed_source =
+    "not measured on this device: the H100 SXM figure (validation/results/2026-11-23-h100-e2e), the smallest "
+    "measured Hopper context; pass a measured context (validation/memory/context_bench.py) to replace it";
+}  // namespace context_data
+
+/// The measured context for `device` (H200, H100 SXM), or the H100 SXM figure marked as borrowed.
+inline ContextFigure default_context(const Device& device) {
+    using namespace context_data;
+    if (device.answers_to("h200"))
+        return {h200_process_bytes + h200_hidden_bytes, h200_source, true};
+    if (device.answers_to("h100-sxm"))
+        return {h100_process_bytes + h100_hidden_bytes, h100_source, true};
+    return {h100_process_bytes + h100_hidden_bytes, borrowed_source, false};
+}
+
+/// The cuBLAS and cuBLASLt workspace sizes PyTorch chooses on `device` (CublasHandlePool.cpp).
+constexpr WorkspaceFigure default_workspaces(const Device& device) {
+    const bool sm90 = device.cc_major == 9 && device.cc_minor == 0;
+    return {sm90 ? std::int64_t{32} << 20 : (std::int64_t{8} << 20) + (std::int64_t{128} << 10), std::int64_t{1} << 20};
+}
+
+/// The device's memory, or an error for a device that has none recorded.
+inline std::int64_t device_capacity(const Device& device) {
+    const std::int64_t bytes = device.memory().value();
+    if (bytes <= 0)
+        detail::fail("device '", device.id.view(), "' has no memory size (memory_gib is 0); give the device a ",
+                     "memory_gib > 0 to predict whether a step fits");
+    return bytes;
+}
+
+/// Checks a context figure given by the caller.
+inline void require_context(const ContextFigure& context) {
+    if (context.bytes < 0)
+        detail::fail("context memory must be >= 0 bytes, got ", context.bytes,
+                     " (the CUDA context and library handles, outside PyTorch's allocator)");
+}
+
+}  // namespace roofplan::memory
