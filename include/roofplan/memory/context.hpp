@@ -6,7 +6,7 @@
 //   * the context (outside the allocator): measured, with its provenance.  A measurement reads NVML's `used`
 //     minus torch.cuda.memory_reserved() while a step runs (every library loaded), plus the difference between
 //     the datasheet memory (Device::memory(), what roofplan compares with) and NVML's `total` (memory the driver
-//     never shows).  validation/memory/context_bench.py measures it on a bare process;
+//     never shows).  validation/memory/memory_bench.py measures it on a bare process;
 //   * the workspaces (inside the allocator, so part of `allocated`): cuBLAS keeps one workspace per (handle,
 //     stream) — aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize: 32 MiB on sm_90 (Hopper),
 //     else ":4096:2:16:8" = 8 MiB + 128 KiB — and cuBLASLt one of 1 MiB (getCUDABlasLtWorkspaceSize, the
@@ -53,7 +53,7 @@ inline constexpr std::string_view h100_source =
     "datasheet 80 GiB - NVML total 81,559 MiB (361 MiB)";
 inline constexpr std::string_view borrowed_source =
     "not measured on this device: the H100 SXM figure (validation/results/2026-11-23-h100-e2e), the smallest "
-    "measured Hopper context; pass a measured context (validation/memory/context_bench.py) to replace it";
+    "measured Hopper context; pass a measured context (validation/memory/memory_bench.py) to replace it";
 }  // namespace context_data
 
 /// The measured context for `device` (H200, H100 SXM), or the H100 SXM figure marked as borrowed.
