@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build libeigen3-dev doctest-dev libboost-dev libcli11-dev nlohmann-json3-dev
           libbenchmark-dev python3-torch python3-torchvision librsvg2-bin libopenmpi-dev
-          libonnx-dev python3-onnx clang libclang-rt-14-dev)
+          libonnx-dev libprotobuf-dev python3-onnx clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -21,5 +21,5 @@ fi
 
 build_dir=${1:-build}
 shift || true
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DROOFPLAN_WITH_ONNX=ON "$@" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
