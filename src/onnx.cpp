@@ -3,6 +3,7 @@
 #include <roofplan/io/onnx.hpp>
 
 #include <roofplan/detail/suggest.hpp>
+#include <roofplan/io/file.hpp>
 #include <roofplan/model/model.hpp>
 
 #include <onnx/defs/schema.h>
@@ -1102,12 +1103,7 @@ OnnxImport import_onnx_bytes(std::string_view bytes, const std::string& file, co
 }
 
 OnnxImport import_onnx(const std::string& file, const OnnxOptions& options) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) roofplan::detail::fail("cannot open '", file, "'");
-    std::ostringstream s;
-    s << in.rdbuf();
-    const std::string bytes = s.str();
-    return import_onnx_bytes(bytes, file, options);
+    return import_onnx_bytes(read_text(file, ReadLimits::max_onnx_bytes), file, options);
 }
 
 }  // namespace roofplan::io

@@ -203,30 +203,49 @@ constexpr bool supports(const Device& d, Precision precision, Mode mode) {
     return false;
 }
 
-/// Checks a device's figures (for user-supplied devices): positive where a GPU must have them, non-negative
-/// elsewhere, finite.  `where` prefixes the message (e.g. the file name).
+
+/// The range of every device figure (validate, and the device-file reader through it): ceilings far above any GPU,
+/// floors far below any, so that only typos fall outside (docs/model-files.md, "Limits").
+struct DeviceLimits {
+    static constexpr double min_peak_tflops = 1e-4, max_peak_tflops = 1e5;
+    static constexpr double min_memory_gib = 0.01, max_memory_gib = 1e5;
+    static constexpr double min_bandwidth_gb_s = 0.01, max_bandwidth_gb_s = 1e6;
+    static constexpr double min_clock_mhz = 1, max_clock_mhz = 1e5;
+    static constexpr double min_power_w = 1, max_power_w = 1e5;
+    static constexpr double max_l2_mib = 1e5, max_link_gb_s = 1e4;
+    static constexpr int max_sms = 1'000'000;
+};
+
+/// Checks a device's figures (for user-supplied devices): each within DeviceLimits (positive where a GPU must have
+/// them, zero allowed elsewhere), finite.  `where` prefixes the message (e.g. the file name).
 constexpr void validate(const Device& d, std::string_view where = "device") {
-    const auto positive = [&](double v, std::string_view field) {
-        if (!(v > 0) || v > 1e15) detail::fail(where, " '", d.id.view(), "': ", field, " must be a positive number");
-    };
-    const auto non_negative = [&](double v, std::string_view field) {
-        if (!(v >= 0) || v > 1e15) detail::fail(where, " '", d.id.view(), "': ", field, " must be >= 0");
+    // Each figure is positive (or zero where the device may lack it) and below a physical ceiling far above any
+    // GPU (DeviceLimits), so that a typo such as 5e-324 or 1e15 is an error, not an inf or a negative capacity.
+    using L = DeviceLimits;
+    const auto in = [&](double v, double low, double high, std::string_view field, std::string_view range) {
+        if (!(v >= low && v <= high))
+            detail::fail(where, " '", d.id.view(), "': ", field, " must be ", range);
     };
     if (d.id.empty()) detail::fail(where, ": a device needs an id");
-    positive(d.sms, "sms");
-    positive(d.boost_clock_mhz, "boost_clock_mhz");
-    non_negative(d.base_clock_mhz, "base_clock_mhz");
+    in(d.sms, 1, L::max_sms, "sms", "a positive number in [1, 1e6]");
+    in(d.boost_clock_mhz, L::min_clock_mhz, L::max_clock_mhz, "boost_clock_mhz", "a positive number in [1, 1e5] MHz");
+    in(d.base_clock_mhz, 0, L::max_clock_mhz, "base_clock_mhz", ">= 0, in [0, 1e5] MHz");
     if (d.base_clock_mhz > d.boost_clock_mhz)
         detail::fail(where, " '", d.id.view(), "': base_clock_mhz (", static_cast<std::int64_t>(d.base_clock_mhz),
                      ") exceeds boost_clock_mhz (", static_cast<std::int64_t>(d.boost_clock_mhz), ")");
-    positive(d.peak.fp32, "peak.fp32");
-    for (MathClass m : all_math_classes) non_negative(d.peak[m], to_string(m));
-    positive(d.memory_gib, "memory_gib");
-    positive(d.bandwidth_gb_s, "bandwidth_gb_s");
-    non_negative(d.l2_mib, "l2_mib");
-    positive(d.tdp_w, "tdp_w");
-    non_negative(d.nvlink.gb_s_per_link_per_direction, "nvlink.gb_s_per_link_per_direction");
-    if (d.nvlink.links < 0) detail::fail(where, " '", d.id.view(), "': nvlink.links must be >= 0");
+    in(d.peak.fp32, L::min_peak_tflops, L::max_peak_tflops, "peak.fp32", "a positive number in [1e-4, 1e5] TFLOPS");
+    for (MathClass m : all_math_classes)
+        if (d.peak[m] != 0 && !(d.peak[m] >= L::min_peak_tflops && d.peak[m] <= L::max_peak_tflops))
+            detail::fail(where, " '", d.id.view(), "': peak.", to_string(m),
+                         " must be in [1e-4, 1e5] TFLOPS (or null: the device has no such unit)");
+    in(d.memory_gib, L::min_memory_gib, L::max_memory_gib, "memory_gib", "a positive number in [0.01, 1e5] GiB");
+    in(d.bandwidth_gb_s, L::min_bandwidth_gb_s, L::max_bandwidth_gb_s, "bandwidth_gb_s", "a positive number in [0.01, 1e6] GB/s");
+    in(d.l2_mib, 0, L::max_l2_mib, "l2_mib", ">= 0, in [0, 1e5] MiB");
+    in(d.tdp_w, L::min_power_w, L::max_power_w, "tdp_w", "a positive number in [1, 1e5] W");
+    in(d.nvlink.gb_s_per_link_per_direction, 0, L::max_link_gb_s, "nvlink.gb_s_per_link_per_direction",
+       ">= 0, in [0, 1e4] GB/s");
+    if (d.nvlink.links < 0 || d.nvlink.links > 1000)
+        detail::fail(where, " '", d.id.view(), "': nvlink.links must be in [0, 1000]");
     if (d.pcie.generation < 1 || d.pcie.generation > 7 || d.pcie.lanes < 1 || d.pcie.lanes > 32)
         detail::fail(where, " '", d.id.view(), "': pcie must have generation 1..7 and lanes 1..32");
 }

@@ -10,17 +10,20 @@
 #include <roofplan/calibration/profile.hpp>
 #include <roofplan/device/catalog.hpp>
 #include <roofplan/device/device.hpp>
+#include <roofplan/io/read.hpp>
 #include <roofplan/system/collective.hpp>
 #include <roofplan/system/systems.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace roofplan::io {
@@ -43,7 +46,7 @@ inline double number(const json& object, std::string_view key, const std::string
     if (nullable && v.is_null()) return 0.0;
     if (!v.is_number())
         roofplan::detail::fail(path_of(path, key), ": expected a number", nullable ? " or null" : "", ", got ",
-                               v.dump());
+                               shorten(v));
     const double d = v.get<double>();
     if (!std::isfinite(d)) roofplan::detail::fail(path_of(path, key), ": expected a finite number");
     return d;
@@ -52,16 +55,17 @@ inline double number(const json& object, std::string_view key, const std::string
 inline int integer(const json& object, std::string_view key, const std::string& path) {
     const json& v = field(object, key, path);
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 1'000'000'000)
-        roofplan::detail::fail(path_of(path, key), ": expected an integer in [0, 1e9], got ", v.dump());
+        roofplan::detail::fail(path_of(path, key), ": expected an integer in [0, 1e9], got ", shorten(v));
     return static_cast<int>(v.get<std::int64_t>());
 }
 
 template <std::size_t N>
 FixedString<N> text(const json& object, std::string_view key, const std::string& path) {
     const json& v = field(object, key, path);
-    if (!v.is_string()) roofplan::detail::fail(path_of(path, key), ": expected a string, got ", v.dump());
-    const std::string s = v.get<std::string>();
+    if (!v.is_string()) roofplan::detail::fail(path_of(path, key), ": expected a string, got ", shorten(v));
+    const std::string& s = v.get_ref<const std::string&>();
     if (s.size() > N) roofplan::detail::fail(path_of(path, key), ": longer than ", static_cast<std::int64_t>(N), " characters");
+    require_printable(s, path_of(path, key));
     return FixedString<N>(std::string_view(s));
 }
 
@@ -70,6 +74,12 @@ FixedString<N> text(const json& object, std::string_view key, const std::string&
 /// Parses one device object; `path` is its JSON path for messages.
 inline Device device_from_json(const json& j, const std::string& path = "device") {
     using namespace detail;
+    if (!j.is_object()) roofplan::detail::fail(path, ": expected a device object, got ", shorten(j));
+    reject_unknown_fields(j, path,
+                          {"id", "name", "aliases", "architecture", "compute_capability", "form_factor", "market", "sms",
+                           "fp32_cores", "tensor_cores", "base_clock_mhz", "boost_clock_mhz", "peak", "memory_gib",
+                           "memory_type", "memory_bus_bits", "bandwidth_gb_s", "l2_mib", "tdp_w", "nvlink", "pcie",
+                           "sources", "notes"});
     Device d;
     d.id = text<31>(j, "id", path);
     for (char c : d.id.view())
@@ -86,6 +96,7 @@ inline Device device_from_json(const json& j, const std::string& path = "device"
             if (!a[i].is_string()) roofplan::detail::fail(path_of(path, "aliases"), "[", static_cast<std::int64_t>(i), "]: expected a string");
             const std::string s = a[i].get<std::string>();
             if (s.empty() || s.size() > 31) roofplan::detail::fail(path_of(path, "aliases"), "[", static_cast<std::int64_t>(i), "]: 1 to 31 characters");
+            require_printable(s, path_of(path, "aliases") + "[" + std::to_string(i) + "]");
             d.aliases[i] = DeviceId(std::string_view(s));
         }
     }
@@ -99,11 +110,15 @@ inline Device device_from_json(const json& j, const std::string& path = "device"
         }
     }();
     const auto cc = text<7>(j, "compute_capability", path);
+    const auto digits = [&](std::string_view part, int& out) {
+        const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+        return !part.empty() && ec == std::errc() && end == part.data() + part.size() && out >= 0 && out <= 99;
+    };
     const auto dot = cc.view().find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot + 1 >= cc.view().size())
-        roofplan::detail::fail(path_of(path, "compute_capability"), ": expected \"major.minor\", got '", cc.view(), "'");
-    d.cc_major = std::stoi(std::string(cc.view().substr(0, dot)));
-    d.cc_minor = std::stoi(std::string(cc.view().substr(dot + 1)));
+    if (dot == std::string_view::npos || !digits(cc.view().substr(0, dot), d.cc_major) ||
+        !digits(cc.view().substr(dot + 1), d.cc_minor))
+        roofplan::detail::fail(path_of(path, "compute_capability"), ": expected \"major.minor\" (two numbers 0 to 99, "
+                               "e.g. \"9.0\"), got '", cc.view(), "'");
     d.form_factor = text<15>(j, "form_factor", path);
     d.market = text<15>(j, "market", path);
     d.sms = integer(j, "sms", path);
@@ -113,6 +128,9 @@ inline Device device_from_json(const json& j, const std::string& path = "device"
     d.boost_clock_mhz = number(j, "boost_clock_mhz", path);
     const json& peak = field(j, "peak", path);
     const std::string peak_path = path_of(path, "peak");
+    reject_unknown_fields(peak, peak_path,
+                          {"fp64", "fp32", "tf32_tensor", "fp16_tensor_fp16_acc", "fp16_tensor_fp32_acc", "bf16_tensor",
+                           "int8_tensor", "int8_dp4a"});
     d.peak.fp64 = number(peak, "fp64", peak_path, true);
     d.peak.fp32 = number(peak, "fp32", peak_path);
     d.peak.tf32_tensor = number(peak, "tf32_tensor", peak_path, true);
@@ -128,9 +146,11 @@ inline Device device_from_json(const json& j, const std::string& path = "device"
     d.l2_mib = number(j, "l2_mib", path);
     d.tdp_w = number(j, "tdp_w", path);
     const json& nv = field(j, "nvlink", path);
+    reject_unknown_fields(nv, path_of(path, "nvlink"), {"generation", "links", "gb_s_per_link_per_direction"});
     d.nvlink = {integer(nv, "generation", path_of(path, "nvlink")), integer(nv, "links", path_of(path, "nvlink")),
                 number(nv, "gb_s_per_link_per_direction", path_of(path, "nvlink"))};
     const json& pcie = field(j, "pcie", path);
+    reject_unknown_fields(pcie, path_of(path, "pcie"), {"generation", "lanes"});
     d.pcie = {integer(pcie, "generation", path_of(path, "pcie")), integer(pcie, "lanes", path_of(path, "pcie"))};
     validate(d, path);
     return d;
@@ -170,29 +190,22 @@ inline json to_json(const Device& d) {
             {"pcie", {{"generation", d.pcie.generation}, {"lanes", d.pcie.lanes}}}};
 }
 
-/// Reads a whole file; errors name it.
-inline std::string read_text(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) roofplan::detail::fail("cannot open '", file, "'");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+/// The most devices one file may hold.
+inline constexpr std::size_t max_devices_per_file = 100'000;
 
-inline json parse(const std::string& text, const std::string& file) {
-    try {
-        return json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        roofplan::detail::fail(file, ": not valid JSON (", e.what(), ")");
-    }
-}
-
-/// Devices from a JSON document: {"devices": [...]} or one device object.
+/// Devices from a JSON document: {"schema": "roofplan-devices/1", "devices": [...]} or one device object.
 inline std::vector<Device> devices_from_json(const json& j, const std::string& file) {
     std::vector<Device> out;
     if (j.is_object() && j.contains("devices")) {
+        reject_unknown_fields(j, file + ": ", {"schema", "description", "units", "references", "devices"});
+        if (j.contains("schema") && j.at("schema") != "roofplan-devices/1")
+            roofplan::detail::fail(file, ": .schema: expected \"roofplan-devices/1\", got ", shorten(j.at("schema")));
         const json& list = j.at("devices");
         if (!list.is_array() || list.empty()) roofplan::detail::fail(file, ": .devices must be a non-empty array");
+        if (list.size() > max_devices_per_file)
+            roofplan::detail::fail(file, ": .devices: more than ", static_cast<std::int64_t>(max_devices_per_file),
+                                   " devices (the limit of a device file)");
+        out.reserve(list.size());
         for (std::size_t i = 0; i < list.size(); ++i)
             out.push_back(device_from_json(list[i], file + ": .devices[" + std::to_string(i) + "]"));
     } else if (j.is_object()) {
@@ -203,10 +216,22 @@ inline std::vector<Device> devices_from_json(const json& j, const std::string& f
     return out;
 }
 
-/// Adds the devices of a file to a catalog (same id: replaces).
+/// Adds the devices of a file to a catalog (an id of the built-in catalog: replaces it; an id given twice by the
+/// user, in one file or two, is an error).
 inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
-    for (const Device& d : devices_from_json(parse(read_text(file), file), file)) catalog.add(d, file);
+    const std::vector<Device> devices = devices_from_json(parse(read_text(file), file), file);
+    for (std::size_t i = 0; i < devices.size(); ++i)
+        catalog.add(devices[i], devices.size() == 1 ? file : file + ": .devices[" + std::to_string(i) + "]");
 }
+
+namespace detail {
+/// The top-level fields of a profile file (roofplan-profile/1).
+inline constexpr std::array<std::string_view, 25> profile_fields{
+    "schema",       "device",       "source",       "gemm",          "conv",          "conv_by_class", "vector",
+    "memory",       "launch_s",     "small_tile_efficiency",         "unaligned_even", "unaligned_odd", "power_w",
+    "kernel_class", "host",         "large_tile_m", "large_tile_n",  "small_tile_m",  "small_tile_n",  "split_k_min",
+    "links",        "links_system", "fit",          "sources",       "note"};
+}  // namespace detail
 
 /// The kernel-class curves and host costs of a profile (optional; absent: the generation's defaults).
 ///   "kernel_class": {"elementwise": {"memory": 0.9, "fixed_s": 1.9e-6}, ...},
@@ -219,6 +244,7 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
             const std::string where = root + ".kernel_class." + key;
             KernelClassCost& cost = p.kernel_class[parse_kernel_class(key)];
             if (!value.is_object()) roofplan::detail::fail(where, ": expected {\"memory\": fraction, \"fixed_s\": seconds}");
+            reject_unknown_fields(value, where, {"memory", "fixed_s"});
             if (value.contains("memory")) cost.memory = detail::number(value, "memory", where);
             if (value.contains("fixed_s")) cost.fixed_s = detail::number(value, "fixed_s", where);
         }
@@ -227,6 +253,10 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
     if (!j.contains("host")) return;
     const json& h = j.at("host");
     if (!h.is_object()) roofplan::detail::fail(root, ".host: expected an object of host costs in seconds");
+    reject_unknown_fields(h, root + ".host",
+                          {"module_s", "internal_s", "backward_s", "optimizer_s", "per_tensor_s", "adam_per_tensor_s",
+                           "launch_s", "graph_s", "graph_node_s", "sync_s", "view_s", "container_s", "silent_node_s",
+                           "source"});
     HostCosts& c = p.host;
     for (auto [key, target] : {std::pair<std::string_view, double*>{"module_s", &c.module_s}, {"internal_s", &c.internal_s},
                                {"backward_s", &c.backward_s}, {"optimizer_s", &c.optimizer_s},
@@ -245,7 +275,8 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
 ///    "vector": 0.5, "memory": 0.87,
 ///    "launch_s": 4e-6, "power_w": 650, ...}
 inline EfficiencyProfile profile_from_json(const json& j, const Device& device, const std::string& file) {
-    if (!j.is_object()) roofplan::detail::fail(file, ": expected a profile object");
+    if (!j.is_object()) roofplan::detail::fail(file, ": expected a profile object {\"schema\": \"roofplan-profile/1\", ...}, got ", shorten(j));
+    reject_unknown_fields(j, file + ": ", detail::profile_fields);
     if (j.contains("schema") && j.at("schema") != "roofplan-profile/1")
         roofplan::detail::fail(file, ": .schema must be \"roofplan-profile/1\"");
     std::string transferred;  // a profile fitted on another GPU applies as fractions of this GPU's own peaks
@@ -389,6 +420,11 @@ inline json to_json(const System& s) {
 /// Parses one system; errors name the JSON path.
 inline System system_from_json(const json& j, const std::string& path = "system") {
     using namespace detail;
+    if (!j.is_object()) roofplan::detail::fail(path, ": expected a system object, got ", shorten(j));
+    reject_unknown_fields(j, path,
+                          {"id", "name", "device", "gpus_per_node", "max_nodes", "sockets", "nvlinks",
+                           "nvlink_gb_s_per_link", "direct_kind", "switch_gb_s", "host", "socket_bus_gb_s", "network",
+                           "source"});
     System s;
     s.id = text<31>(j, "id", path);
     s.name = text<127>(j, "name", path);
@@ -396,12 +432,13 @@ inline System system_from_json(const json& j, const std::string& path = "system"
     s.gpus_per_node = integer(j, "gpus_per_node", path);
     s.max_nodes = integer(j, "max_nodes", path);
     if (s.gpus_per_node < 1 || s.gpus_per_node > 64) roofplan::detail::fail(path_of(path, "gpus_per_node"), ": must be in [1, 64]");
+    if (s.max_nodes < 1 || s.max_nodes > 100'000) roofplan::detail::fail(path_of(path, "max_nodes"), ": must be in [1, 100000]");
     const auto n = static_cast<std::size_t>(s.gpus_per_node);
     const json& sockets = field(j, "sockets", path);
     if (!sockets.is_array() || sockets.size() != n)
         roofplan::detail::fail(path_of(path, "sockets"), ": expected an array of ", static_cast<std::int64_t>(n), " socket numbers");
     for (const json& v : sockets) {
-        if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > 7)
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 7)
             roofplan::detail::fail(path_of(path, "sockets"), ": socket numbers are integers in [0, 7]");
         s.socket.push_back(v.get<int>());
     }
@@ -415,7 +452,8 @@ inline System system_from_json(const json& j, const std::string& path = "system"
             roofplan::detail::fail(path_of(path, "nvlinks"), "[", static_cast<std::int64_t>(i), "]: expected ",
                                    static_cast<std::int64_t>(n), " link counts");
         for (std::size_t k = 0; k < n; ++k) {
-            if (!links[i][k].is_number_integer() || links[i][k].get<int>() < 0 || links[i][k].get<int>() > 64)
+            if (!links[i][k].is_number_integer() || links[i][k].get<std::int64_t>() < 0 ||
+                links[i][k].get<std::int64_t>() > 64)
                 roofplan::detail::fail(path_of(path, "nvlinks"), "[", static_cast<std::int64_t>(i), "][",
                                        static_cast<std::int64_t>(k), "]: expected a link count in [0, 64]");
             s.nvlinks(static_cast<int>(i), static_cast<int>(k)) = links[i][k].get<int>();
@@ -429,12 +467,15 @@ inline System system_from_json(const json& j, const std::string& path = "system"
         roofplan::detail::fail(path_of(path, "host"), ": expected one {\"kind\", \"gb_s\"} per GPU");
     for (std::size_t i = 0; i < n; ++i) {
         const std::string hp = path_of(path, "host") + "[" + std::to_string(i) + "]";
+        if (!host[i].is_object()) roofplan::detail::fail(hp, ": expected {\"kind\", \"gb_s\"}, got ", shorten(host[i]));
+        reject_unknown_fields(host[i], hp, {"kind", "gb_s"});
         s.host.push_back({parse_link_kind(std::string(text<15>(host[i], "kind", hp).view()), hp + ".kind"),
                           number(host[i], "gb_s", hp)});
     }
     s.socket_bus_gb_s = number(j, "socket_bus_gb_s", path);
     const json& net = field(j, "network", path);
     const std::string np = path_of(path, "network");
+    reject_unknown_fields(net, np, {"name", "gb_s_multi_flow", "gb_s_single_flow", "latency_s"});
     s.network = {text<63>(net, "name", np), number(net, "gb_s_multi_flow", np), number(net, "gb_s_single_flow", np),
                  number(net, "latency_s", np)};
     s.source = text<255>(j, "source", path);
@@ -445,14 +486,26 @@ inline System system_from_json(const json& j, const std::string& path = "system"
     return s;
 }
 
-/// Systems from a document: {"systems": [...]} or one system object.
+/// Systems from a document: {"schema": "roofplan-systems/1", "systems": [...]} or one system object.  Ids are
+/// unique within a document.
 inline std::vector<System> systems_from_json(const json& j, const std::string& file) {
     std::vector<System> out;
     if (j.is_object() && j.contains("systems")) {
+        reject_unknown_fields(j, file + ": ", {"schema", "description", "systems"});
+        if (j.contains("schema") && j.at("schema") != "roofplan-systems/1")
+            roofplan::detail::fail(file, ": .schema: expected \"roofplan-systems/1\", got ", shorten(j.at("schema")));
         const json& list = j.at("systems");
         if (!list.is_array() || list.empty()) roofplan::detail::fail(file, ": .systems must be a non-empty array");
-        for (std::size_t i = 0; i < list.size(); ++i)
+        if (list.size() > 10'000) roofplan::detail::fail(file, ": .systems: more than 10000 systems (the limit of a system file)");
+        std::unordered_map<std::string, std::size_t> seen;
+        for (std::size_t i = 0; i < list.size(); ++i) {
             out.push_back(system_from_json(list[i], file + ": .systems[" + std::to_string(i) + "]"));
+            const auto [it, fresh] = seen.emplace(std::string(out.back().id.view()), i);
+            if (!fresh)
+                roofplan::detail::fail(file, ": .systems[", static_cast<std::int64_t>(i), "]: system id '",
+                                       out.back().id.view(), "' is given twice (first at .systems[",
+                                       static_cast<std::int64_t>(it->second), "]); ids must be unique");
+        }
     } else if (j.is_object()) {
         out.push_back(system_from_json(j, file + ": system"));
     } else {
@@ -461,13 +514,18 @@ inline std::vector<System> systems_from_json(const json& j, const std::string& f
     return out;
 }
 
-/// The built-in systems plus those of a file (same id: replaces).
+/// The built-in systems plus those of a file (an id of a built-in system: replaces it).
 inline std::vector<System> load_systems(const std::string& file) {
     std::vector<System> all = builtin_systems();
+    std::unordered_map<std::string, std::size_t> by_id;
+    for (std::size_t i = 0; i < all.size(); ++i) by_id.emplace(std::string(all[i].id.view()), i);
     for (const System& s : systems_from_json(parse(read_text(file), file), file)) {
-        auto same = std::find_if(all.begin(), all.end(), [&](const System& x) { return x.id.view() == s.id.view(); });
-        if (same != all.end()) *same = s;
-        else all.push_back(s);
+        const auto it = by_id.find(std::string(s.id.view()));
+        if (it != by_id.end()) all[it->second] = s;
+        else {
+            by_id.emplace(std::string(s.id.view()), all.size());
+            all.push_back(s);
+        }
     }
     return all;
 }
@@ -496,9 +554,11 @@ namespace detail {
 
 /// "links.kinds": per link kind {"latency_s", "efficiency"}.
 inline void read_link_kinds(const json& kinds, const std::string& where, LinkParameters& lp) {
+    if (!kinds.is_object()) roofplan::detail::fail(where, ".kinds: expected an object of link kind -> parameters");
     for (const auto& [name, v] : kinds.items()) {
         const LinkKind k = parse_link_kind(name, where + ".kinds");
         const std::string p = where + ".kinds." + name;
+        reject_unknown_fields(v, p, {"latency_s", "efficiency"});
         lp.latency_s[k] = number(v, "latency_s", p);
         lp.efficiency[k] = number(v, "efficiency", p);
         if (!(lp.efficiency[k] > 0 && lp.efficiency[k] <= 1)) roofplan::detail::fail(p, ".efficiency must be in (0, 1]");
@@ -530,11 +590,19 @@ inline void read_rank_factors(const json& by, const std::string& at, LinkParamet
 /// Collective parameters from a profile's "links" section (defaults for whatever it omits).
 inline LinkParameters links_from_json(const json& profile, const std::string& file) {
     LinkParameters lp;
-    if (!profile.is_object() || !profile.contains("links")) return lp;
+    if (!profile.is_object())
+        roofplan::detail::fail(file, ": expected a profile object {\"schema\": \"roofplan-profile/1\", ...}, got ",
+                               shorten(profile));
+    reject_unknown_fields(profile, file + ": ", detail::profile_fields);
+    if (!profile.contains("links")) return lp;
     const json& l = profile.at("links");
     const std::string where = file + ": .links";
+    if (!l.is_object()) roofplan::detail::fail(where, ": expected an object, got ", shorten(l));
+    reject_unknown_fields(l, where, {"base_s", "kinds", "collective_factor", "collective_factor_by_ranks"});
     if (l.contains("base_s")) lp.base_s = detail::number(l, "base_s", where);
     if (l.contains("kinds")) detail::read_link_kinds(l.at("kinds"), where, lp);
+    if (l.contains("collective_factor") && !l.at("collective_factor").is_object())
+        roofplan::detail::fail(where, ".collective_factor: expected an object of collective -> factor");
     if (l.contains("collective_factor"))
         for (const auto& [name, v] : l.at("collective_factor").items()) {
             const Collective c = parse_collective(name);

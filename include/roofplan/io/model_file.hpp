@@ -102,6 +102,7 @@ inline LoadedModel load_file(const ModelSource& s) {
         out.source = "json";
     } else if (has_extension(s.model_file, ".onnx")) {
         load_onnx(s, out);
+        check_model_size(out.model, s.model_file);
     } else {
         roofplan::detail::fail(field_ref("model_file"), " ", s.model_file,
                                ": unknown file type; accepted: .onnx (ONNX) or .json (roofplan-model/1)");

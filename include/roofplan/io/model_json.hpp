@@ -18,19 +18,19 @@
 #pragma once
 
 #include <roofplan/detail/suggest.hpp>
+#include <roofplan/io/read.hpp>
 #include <roofplan/model/model.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <cmath>
-#include <fstream>
 #include <initializer_list>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -44,6 +44,8 @@ using roofplan::detail::fail;
 
 /// Largest dimension or count a hand-written model may use (a guard against typos such as 1e12).
 inline constexpr std::int64_t max_dimension = std::int64_t{1} << 31;
+/// The most layers a model file may hold.
+inline constexpr std::size_t max_layers = 100'000;
 
 struct Ctx {
     std::string file;
@@ -53,11 +55,6 @@ struct Ctx {
     }
 };
 
-inline std::string shorten(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
-    return s;
-}
 
 inline std::int64_t positive(const json& v, const std::string& where, std::int64_t low = 1) {
     if (!v.is_number_integer() || (v.is_number_integer() && (v.get<std::int64_t>() < low ||
@@ -257,15 +254,26 @@ inline Shape add_layer(Model& m, const LayerName& name, const std::string& type,
     return *out;
 }
 
-inline std::string read_file(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) fail("cannot open '", file, "'");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 }  // namespace model_json_detail
+
+/// The most trainable parameters a model from a file may have: 2^40 (about 1.1e12; 4 TiB of FP32 weights, more than
+/// any node's GPUs hold).  Prediction lowers the optimizer per 64 Ki-element chunk, so the ceiling also bounds its
+/// time (well under a second at the limit).
+inline constexpr std::int64_t max_model_params = std::int64_t{1} << 40;
+
+/// Fails when a model read from `file` is larger than the documented limits (its parameters; a count that
+/// overflows 64 bits fails in Model::params itself).
+inline void check_model_size(const Model& m, const std::string& file) {
+    std::int64_t params = 0;
+    try {
+        params = m.params();
+    } catch (const roofplan::Error& e) {
+        roofplan::detail::fail(file, ": ", e.what());
+    }
+    if (params > max_model_params)
+        roofplan::detail::fail(file, ": ", params, " trainable parameters, more than 2^40 (",
+                               max_model_params, ", the limit of a model file)");
+}
 
 /// A model from a parsed "roofplan-model/1" document; `file` names it in error messages.
 inline Model model_from_json(const nlohmann::json& j, const std::string& file = "model") {
@@ -281,10 +289,12 @@ inline Model model_from_json(const nlohmann::json& j, const std::string& file = 
     if (!id || !id->is_string() || id->get<std::string>().empty() || id->get<std::string>().size() > 31)
         fail(file, ": id: expected a string of 1 to 31 characters, got ", id ? shorten(*id) : std::string("nothing"));
     std::string description = id->get<std::string>();
+    io::require_printable(description, file + ": id");
     if (const json* d = top.find("description")) {
         if (!d->is_string() || d->get<std::string>().size() > 255)
             fail(file, ": description: expected a string of at most 255 characters");
         description = d->get<std::string>();
+        io::require_printable(description, file + ": description");
     }
     const json* input = top.find("input");
     if (!input) fail(file, ": input: missing (required: the per-instance input shape, e.g. [3, 224, 224])");
@@ -292,12 +302,15 @@ inline Model model_from_json(const nlohmann::json& j, const std::string& file = 
     const json* layers = top.find("layers");
     if (!layers || !layers->is_array() || layers->empty())
         fail(file, ": layers: expected a non-empty array of layer objects");
-    if (layers->size() > 100'000) fail(file, ": layers: more than 100,000 layers");
+    if (layers->size() > max_layers)
+        fail(file, ": layers: more than ", static_cast<std::int64_t>(max_layers), " layers (the limit of a model file)");
     top.reject_unknown();
 
     Model m(id->get<std::string>(), description, input_shape);
     m.reserve(layers->size());
     Shape current = input_shape;
+    std::unordered_set<std::string> names;  // (Model::find is a linear search: n layers would take O(n^2))
+    names.reserve(layers->size());
     for (std::size_t i = 0; i < layers->size(); ++i) {
         const std::string path = "layers[" + std::to_string(i) + "]";
         const json& l = (*layers)[i];
@@ -307,7 +320,8 @@ inline Model model_from_json(const nlohmann::json& j, const std::string& file = 
         if (!name || !name->is_string() || name->get<std::string>().empty() || name->get<std::string>().size() > 63)
             fail(f.ctx().at("name"), ": expected a string of 1 to 63 characters, got ",
                  name ? shorten(*name) : std::string("nothing"));
-        if (m.find(name->get<std::string>()))
+        io::require_printable(name->get_ref<const std::string&>(), f.ctx().at("name"));
+        if (!names.insert(name->get<std::string>()).second)
             fail(f.ctx().at("name"), ": '", name->get<std::string>(), "' is used by an earlier layer");
         const json* type = f.find("type");
         if (!type || !type->is_string()) fail(f.ctx().at("type"), ": missing (a layer type such as \"conv2d\")");
@@ -322,23 +336,18 @@ inline Model model_from_json(const nlohmann::json& j, const std::string& file = 
             fail(file, ": ", path, " ('", name->get<std::string>(), "'): ", what);
         }
     }
+    check_model_size(m, file);
     return m;
 }
 
 /// A model from a "roofplan-model/1" JSON text.
 inline Model model_from_json_text(const std::string& text, const std::string& file = "model") {
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        roofplan::detail::fail(file, ": not valid JSON (", e.what(), ")");
-    }
-    return model_from_json(j, file);
+    return model_from_json(io::parse(text, file), file);
 }
 
 /// Reads a "roofplan-model/1" file.  Example: `Model m = roofplan::io::load_model_json("net.json");`
 inline Model load_model_json(const std::string& file) {
-    return model_from_json_text(model_json_detail::read_file(file), file);
+    return model_from_json_text(io::read_text(file), file);
 }
 
 namespace model_json_detail {

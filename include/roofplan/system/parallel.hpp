@@ -55,7 +55,7 @@ struct ParallelPrediction {
 inline CollectivePlace placement(const System& s, const ParallelRequest& r) {
     if (r.gpus < 1) detail::fail("the number of GPUs must be >= 1, got ", r.gpus);
     int nodes = r.nodes;
-    if (nodes == 0) nodes = (r.gpus + s.gpus_per_node - 1) / s.gpus_per_node;
+    if (nodes == 0) nodes = r.gpus / s.gpus_per_node + (r.gpus % s.gpus_per_node != 0);  // (no gpus + per - 1: overflows)
     if (nodes < 1 || nodes > s.max_nodes)
         detail::fail_about("gpus", "system '", s.id.view(), "' has ", s.gpus_per_node, " GPUs per node and allows 1 to ",
                            s.max_nodes, " node(s); ", r.gpus, " GPUs need ", nodes);
