@@ -102,15 +102,18 @@ int run_collective(const CollectiveOptions& o) {
 }
 
 void add_collective_options(CLI::App* app, CollectiveOptions& o) {
-    app->add_option("--op", o.op, "allreduce, broadcast, reduce, reducescatter or allgather");
+    app->add_option("--op", o.op, "allreduce, broadcast, reduce, reducescatter or allgather")->check(one_of<Collective>());
     app->add_option("--system", o.system, "System id (see `roofplan systems`)")->required();
     app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)");
-    app->add_option("--gpus", o.gpus, "GPUs taking part, in total (default: every GPU of the nodes)");
-    app->add_option("--gpus-per-node", o.gpus_per_node, "GPUs taking part on each node, instead of --gpus");
-    app->add_option("--nodes", o.nodes, "Nodes (default: as few as --gpus need, else 1)");
+    app->add_option("--gpus", o.gpus, "GPUs taking part, in total (default: every GPU of the nodes)")
+        ->check(integer_in(1, OptionLimits::max_gpus));
+    app->add_option("--gpus-per-node", o.gpus_per_node, "GPUs taking part on each node, instead of --gpus")
+        ->check(integer_in(1, 64));
+    app->add_option("--nodes", o.nodes, "Nodes (default: as few as --gpus need, else 1)")
+        ->check(integer_in(1, OptionLimits::max_nodes));
     app->add_option("--bytes", o.bytes, "Message size S, e.g. 64MB (nccl-tests' size)");
     app->add_option("--sweep", o.sweep, "Sizes FROM:TO, doubling, e.g. 1MB:1GB");
-    app->add_option("--algorithm", o.algorithm, "ring or tree (tree: all-reduce only)");
+    app->add_option("--algorithm", o.algorithm, "ring or tree (tree: all-reduce only)")->check(one_of<Algorithm>());
     app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
     app->add_option("--profile", o.profile, "Profile with calibrated collective parameters (roofplan calibrate)");
     add_output_flags(app, o.json, o.csv);

@@ -31,10 +31,12 @@ void add_explain_options(CLI::App* app, ExplainOptions& o) {
                         " (a wrong key lists the accepted ones)");
     app->add_option("--model,-m", o.model, "Zoo model whose layer to explain (with --layer-name)");
     app->add_option("--layer-name,-n", o.layer_name, "Layer of --model, e.g. layer1.0.conv2 (see `roofplan inspect`)");
-    app->add_option("--seq,-s", o.seq, "Sequence length (with --model)");
-    app->add_option("--image-size", o.image_size, "Square input resolution (with --model)");
-    app->add_option("--batch,-b", o.batch, "Batch size B (default 1)");
-    app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (element width, math unit)");
+    app->add_option("--seq,-s", o.seq, "Sequence length (with --model)")->check(integer_in(1, OptionLimits::max_seq));
+    app->add_option("--image-size", o.image_size, "Square input resolution (with --model)")
+        ->check(integer_in(1, OptionLimits::max_image_size));
+    app->add_option("--batch,-b", o.batch, "Batch size B (default 1)")->check(positive_count());
+    app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (element width, math unit)")
+        ->check(one_of<Precision>());
     app->add_option("--device,-d", o.device, "Device for the roofline verdict (see `roofplan devices`)");
     app->add_option("--pass", o.pass, "forward (default), backward (data + weight gradients) or all");
     app->add_option("--profile", o.profile, "Calibrated efficiency profile for the engine's estimate");

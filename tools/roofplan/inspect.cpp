@@ -115,10 +115,9 @@ int run_inspect(const InspectOptions& o) {
 
 void add_inspect_options(CLI::App* app, InspectOptions& o) {
     add_model_source(app, o.source);
-    app->add_option("--batch,-b", o.batch, "Batch size (bytes and gamma depend on it)");
-    app->add_option("--seq,-s", o.source.seq, "Sequence length (transformers, GNMT)");
-    app->add_option("--image-size", o.source.image_size, "Square input resolution (CNNs)");
-    app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8");
+    app->add_option("--batch,-b", o.batch, "Batch size (bytes and gamma depend on it)")->check(positive_count());
+    add_size_options(app, o.source);
+    app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8")->check(one_of<Precision>());
     add_output_flags(app, o.json, o.csv, "Print JSON", "Print the per-layer table as CSV (RFC 4180, raw numbers)");
 }
 

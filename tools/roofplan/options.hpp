@@ -4,6 +4,7 @@
 
 #include "cli.hpp"
 #include "format.hpp"
+#include "option_checks.hpp"
 #include "report.hpp"
 
 #include <roofplan/io/json.hpp>  // links_from_json
@@ -51,6 +52,13 @@ inline void add_model_source(CLI::App* app, io::ModelSource& s) {
     app->add_option("--input", s.inputs, "ONNX: a graph input that carries data (repeatable; default: detected)");
 }
 
+/// --seq and --image-size (given: in range; absent: the model's own size).
+inline void add_size_options(CLI::App* app, io::ModelSource& s) {
+    app->add_option("--seq,-s", s.seq, "Sequence length (transformers, GNMT)")->check(integer_in(1, OptionLimits::max_seq));
+    app->add_option("--image-size", s.image_size, "Square input resolution (CNNs)")
+        ->check(integer_in(1, OptionLimits::max_image_size));
+}
+
 /// The model a command names; a file is read once per process (compare resolves the model for every system), and
 /// the operators an ONNX import left out are reported on stderr.
 inline const io::LoadedModel& cached_model(const io::ModelSource& s) {
@@ -77,19 +85,6 @@ inline json import_json(const io::LoadedModel& m) {
             {"constant_nodes_skipped", m.constant_nodes_skipped}, {"nodes_fused", m.nodes_fused}, {"notes", m.notes}};
 }
 
-/// A CLI11 check for counts that must be >= 1 (a batch): "--batch: must be an integer >= 1, got '0'".
-inline CLI::Validator positive_count() {
-    return CLI::Validator(
-        [](std::string& text) -> std::string {
-            std::int64_t v = 0;
-            const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-            if (ec != std::errc{} || ptr != text.data() + text.size() || v < 1)
-                return "must be an integer >= 1, got '" + text + "'";
-            return {};
-        },
-        "INT>=1");
-}
-
 /// "a,b,c" → {"a", "b", "c"}.
 inline std::vector<std::string> parse_list(const std::string& text) {
     std::vector<std::string> out;
@@ -103,16 +98,29 @@ inline std::vector<std::string> parse_list(const std::string& text) {
     return out;
 }
 
-/// Parses "1,2,4,8" into positive integers; `what` names the option in errors.
-inline std::vector<int> parse_int_list(const std::string& text, std::string_view what) {
-    std::vector<int> out;
+/// What is wrong with a list of counts "1,2,4,8" (each an integer in [1, high]), or "".
+inline std::string int_list_problem(const std::string& text, std::int64_t high = OptionLimits::max_gpus) {
     for (const std::string& item : parse_list(text)) {
-        int v = 0;
+        std::int64_t v = 0;
         const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v < 1)
-            fail(what, ": '", item, "' is not a positive integer (expected e.g. 1,2,4,8)");
-        out.push_back(v);
+        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v < 1 || v > high)
+            return joined("'", item, "' is not a positive integer (at most ", std::to_string(high),
+                          "; expected e.g. 1,2,4,8)");
     }
+    return {};
+}
+
+/// A CLI11 check of a list of counts (int_list_problem).
+inline CLI::Validator int_list(std::int64_t high = OptionLimits::max_gpus) {
+    return CLI::Validator([high](std::string& text) { return int_list_problem(text, high); }, "N,N,...");
+}
+
+/// Parses "1,2,4,8" into integers in [1, high]; `what` names the option in errors.
+inline std::vector<int> parse_int_list(const std::string& text, std::string_view what,
+                                       std::int64_t high = OptionLimits::max_gpus) {
+    if (const std::string problem = int_list_problem(text, high); !problem.empty()) fail(what, ": ", problem);
+    std::vector<int> out;
+    for (const std::string& item : parse_list(text)) out.push_back(std::stoi(item));
     return out;
 }
 

@@ -133,7 +133,7 @@ PlanWorkload workload_of(const PlanOptions& o) {
 
 PlanConstraints constraints_of(const PlanOptions& o) {
     PlanConstraints c;
-    if (o.deadline_given->count() > 0 && !(o.deadline_h > 0))
+    if (o.deadline_given->count() > 0 && !(o.deadline_h > 0 && o.deadline_h <= 1e9))
         fail("--deadline must be a positive number of hours, got ", fixed(o.deadline_h, 3));
     c.deadline_s = o.deadline_h * 3600.0;
     if (o.budget_given->count() > 0) {
@@ -329,34 +329,41 @@ int run_plan(const PlanOptions& o) {
 void add_plan_options(CLI::App* app, PlanOptions& o) {
     add_device_options(app, o.predict.devices);
     add_model_source(app, o.predict.source);  // or --model-file
-    o.batch_given = app->add_option("--batch,-b", o.predict.batch, "Batch per GPU (default 32 unless --global-batch)");
-    app->add_option("--global-batch", o.global_batch, "Global batch, split evenly over each option's GPUs");
-    app->add_option("--seq,-s", o.predict.source.seq, "Sequence length (transformers, GNMT)");
-    app->add_option("--image-size", o.predict.source.image_size, "Square input resolution (CNNs)");
-    app->add_option("--precision,-p", o.predict.precision, "fp32, tf32, amp-fp16, amp-bf16 (int8: inference)");
-    app->add_option("--mode", o.predict.mode, "train (default) or infer");
-    app->add_option("--optimizer", o.predict.optimizer, "sgd (with momentum) or adam");
+    o.batch_given = app->add_option("--batch,-b", o.predict.batch, "Batch per GPU (default 32 unless --global-batch)")
+                        ->check(positive_count());
+    app->add_option("--global-batch", o.global_batch, "Global batch, split evenly over each option's GPUs")
+        ->check(integer_in(1, OptionLimits::max_global_batch));
+    add_size_options(app, o.predict.source);
+    app->add_option("--precision,-p", o.predict.precision, "fp32, tf32, amp-fp16, amp-bf16 (int8: inference)")
+        ->check(one_of<Precision>());
+    app->add_option("--mode", o.predict.mode, "train (default) or infer")->check(one_of<Mode>());
+    app->add_option("--optimizer", o.predict.optimizer, "sgd (with momentum) or adam")->check(one_of<Optimizer>());
     app->add_option("--reserved-gib", o.predict.reserved_gib, "Framework memory besides tensors (GiB, default 1)");
-    app->add_option("--dataset", o.dataset, "Samples per epoch (with --epochs: time-to-train)");
-    app->add_option("--epochs", o.epochs, "Epochs (with --dataset)");
+    app->add_option("--dataset", o.dataset, "Samples per epoch (with --epochs: time-to-train)")
+        ->check(number_in(0, 1e15, true));
+    app->add_option("--epochs", o.epochs, "Epochs (with --dataset)")->check(number_in(0, 1e6, true));
     o.target_given = app->add_option("--target-throughput", o.target_throughput,
-                                     "Samples/s an option must reach (all GPUs together)");
+                                     "Samples/s an option must reach (all GPUs together)")
+                         ->check(number_in(0, 1e15, true));
     o.deadline_given = app->add_option("--deadline", o.deadline_h, "Longest acceptable time-to-train, hours");
-    o.budget_given = app->add_option("--budget", o.budget, "Largest acceptable cost (needs --price)");
+    o.budget_given = app->add_option("--budget", o.budget, "Largest acceptable cost (needs --price)")
+                         ->check(number_in(0, 1e15, true));
     app->add_option("--price", o.price,
                     "Price per GPU-hour: P for every option, or ID=P,ID=P per system/device id (P,ID=P: default + "
                     "overrides). roofplan has no price list");
-    o.power_cap_given = app->add_option("--power-cap", o.power_cap_w, "Largest power of an option's GPUs, watts (TDP)");
-    o.max_gpus_given = app->add_option("--max-gpus", o.max_gpus, "Most GPUs an option may use");
+    o.power_cap_given = app->add_option("--power-cap", o.power_cap_w, "Largest power of an option's GPUs, watts (TDP)")
+                            ->check(number_in(0, 1e9, true));
+    o.max_gpus_given = app->add_option("--max-gpus", o.max_gpus, "Most GPUs an option may use")
+                           ->check(integer_in(1, OptionLimits::max_gpus));
     app->add_option("--systems", o.systems, "Only these systems, comma-separated (default: all; see `roofplan systems`)");
     app->add_option("--devices", o.devices,
                     "Only these GPUs, comma-separated: each alone (1 GPU) and the systems built on it");
     app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)");
-    app->add_option("--data-parallel", o.data_parallel, "ddp (default) or dp");
+    app->add_option("--data-parallel", o.data_parallel, "ddp (default) or dp")->check(one_of<DataParallel>());
     app->add_flag("--no-overlap", o.no_overlap, "DDP without overlapping all-reduce and backward");
     app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
     app->add_option("--rank", o.rank, "Order of feasible options: time (default), cost or energy");
-    app->add_option("--top", o.top, "Rows per table (default 15; 0: all)");
+    app->add_option("--top", o.top, "Rows per table (default 15; 0: all)")->check(integer_in(0, 1'000'000));
     add_output_flags(app, o.predict.json, o.predict.csv, "Print JSON (every option)",
                      "Print CSV (RFC 4180, raw numbers; one row per option, ranked first)");
 }

@@ -294,7 +294,10 @@ void print_system(const Resolved& r, const System& s, const ParallelRequest& pr,
 int run_predict_system(const PredictOptions& po, const SystemOptions& so) {
     const System& s = pick_system(so.system, so.system_file);
     PredictOptions with_device = po;
-    if (with_device.device.empty()) with_device.device = std::string(s.device.view());
+    if (!po.device.empty() && !po.devices.catalog().find(po.device).answers_to(s.device.view()))
+        fail("--device ", po.device, " and --system ", s.id.view(), " (whose GPU is ", s.device.view(),
+             ") disagree; give one of them");
+    with_device.device = std::string(s.device.view());
     const Resolved r = resolve(with_device);
     ParallelRequest pr;
     pr.gpus = so.gpus == 0 ? 1 : so.gpus;
@@ -323,16 +326,23 @@ int run_predict_command(const PredictCommand& o) {
 }
 
 void add_system_options(CLI::App* app, SystemOptions& o) {
-    app->add_option("--system", o.system, "Predict data-parallel training on this system (see `roofplan systems`)");
-    app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)");
-    app->add_option("--gpus", o.gpus, "GPUs in total (with --system; default 1)");
-    app->add_option("--nodes", o.nodes, "Nodes (with --system; default: as few as the GPUs need)");
-    app->add_option("--data-parallel", o.data_parallel, "ddp (DistributedDataParallel) or dp (nn.DataParallel)");
-    app->add_flag("--no-overlap", o.no_overlap, "DDP without overlapping all-reduce and backward");
-    app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
-    app->add_option("--dataset", o.dataset, "Samples per epoch (for time-to-train)");
-    app->add_option("--epochs", o.epochs, "Epochs (for time-to-train)");
-    app->add_option("--price", o.price, "Price per GPU-hour (for cost)");
+    auto* system = app->add_option("--system", o.system, "Predict data-parallel training on this system (see `roofplan systems`)");
+    // Every other option of the group applies only with --system (an error without it, not ignored).
+    for (CLI::Option* option : {
+             app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)"),
+             app->add_option("--gpus", o.gpus, "GPUs in total (with --system; default 1)")
+                 ->check(integer_in(1, OptionLimits::max_gpus)),
+             app->add_option("--nodes", o.nodes, "Nodes (with --system; default: as few as the GPUs need)")
+                 ->check(integer_in(1, OptionLimits::max_nodes)),
+             app->add_option("--data-parallel", o.data_parallel, "ddp (DistributedDataParallel) or dp (nn.DataParallel)")
+                 ->check(one_of<DataParallel>()),
+             app->add_flag("--no-overlap", o.no_overlap, "DDP without overlapping all-reduce and backward"),
+             app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node"),
+             app->add_option("--dataset", o.dataset, "Samples per epoch (for time-to-train)")->check(number_in(0, 1e15, true)),
+             app->add_option("--epochs", o.epochs, "Epochs (for time-to-train)")->check(number_in(0, 1e6, true)),
+             app->add_option("--price", o.price, "Price per GPU-hour (for cost)")->check(number_in(0, 1e9, false))})
+        only_with(option, system);
+    only_with(app->get_option("--price"), app->get_option("--dataset"));  // a cost needs a time-to-train
 }
 
 void add_predict_command_options(CLI::App* app, PredictCommand& o) {

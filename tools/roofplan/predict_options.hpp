@@ -31,7 +31,7 @@ struct PredictOptions {
 
 /// --runtime: how the framework runs the model (see PredictRequest::runtime).
 inline void add_runtime_option(CLI::App* app, PredictOptions& o, const std::string& help) {
-    app->add_option("--runtime", o.runtime, help);
+    app->add_option("--runtime", o.runtime, help)->check(one_of<Runtime>());
 }
 
 /// The runtime a run asked for: --runtime, else eager (int8: compiled, PyTorch eager has no int8 path).
@@ -48,11 +48,12 @@ inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline)
     if (roofline) device->required();
     app->add_option("--batch,-b", o.batch, "Batch size per GPU (default: 32 for training, 1... see docs)")
         ->check(positive_count());
-    app->add_option("--seq,-s", o.source.seq, "Sequence length (transformers, GNMT)");
-    app->add_option("--image-size", o.source.image_size, "Square input resolution (CNNs)");
-    app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (inference)");
-    app->add_option("--mode", o.mode, "train or infer");
-    app->add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam (training memory and update)");
+    add_size_options(app, o.source);
+    app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8 (inference)")
+        ->check(one_of<Precision>());
+    app->add_option("--mode", o.mode, "train or infer")->check(one_of<Mode>());
+    app->add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam (training memory and update)")
+        ->check(one_of<Optimizer>());
     add_runtime_option(app, o,
                        "eager (PyTorch eager with autocast; default), compiled (fused kernels, CUDA graphs; default "
                        "for int8) or ideal (one kernel per layer pass, no host cost)");

@@ -28,16 +28,18 @@ inline void add_sweep_options(CLI::App* app, SweepOptions& o, bool compare) {
                     compare ? "Systems to compare, comma-separated (the first is the reference)" : "System id")
         ->required();
     app->add_option("--system-file", o.system_file, "JSON file with extra systems");
-    app->add_option("--gpus", o.gpus, "GPU counts (in total), comma-separated (default 1,2,4,8,16)");
+    app->add_option("--gpus", o.gpus, "GPU counts (in total), comma-separated (default 1,2,4,8,16)")
+        ->check(int_list());
     app->add_option("--batch,-b", o.predict.batch, "Batch per GPU (default 32)")->check(positive_count());
-    if (compare) app->add_option("--batch-per-system", o.batches, "Batch per GPU for each system, comma-separated");
-    app->add_option("--seq,-s", o.predict.source.seq, "Sequence length");
-    app->add_option("--image-size", o.predict.source.image_size, "Square input resolution (CNNs)");
-    app->add_option("--precision,-p", o.predict.precision, "fp32, tf32, amp-fp16, amp-bf16");
-    app->add_option("--optimizer", o.predict.optimizer, "sgd or adam");
+    if (compare)
+        app->add_option("--batch-per-system", o.batches, "Batch per GPU for each system, comma-separated")
+            ->check(int_list(OptionLimits::max_batch));
+    add_size_options(app, o.predict.source);
+    app->add_option("--precision,-p", o.predict.precision, "fp32, tf32, amp-fp16, amp-bf16")->check(training_precision());
+    app->add_option("--optimizer", o.predict.optimizer, "sgd or adam")->check(one_of<Optimizer>());
     add_runtime_option(app, o.predict, "eager (default), compiled or ideal (see predict --help)");
     app->add_option("--profile", o.predict.profile, "Calibrated efficiency profile (JSON)");
-    app->add_option("--data-parallel", o.data_parallel, "ddp or dp");
+    app->add_option("--data-parallel", o.data_parallel, "ddp or dp")->check(one_of<DataParallel>());
     app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node");
     add_output_flags(app, o.predict.json, o.predict.csv, "Print JSON",
                      "Print CSV (RFC 4180, raw numbers; one row per system and GPU count)");

@@ -61,7 +61,8 @@ inline void add_validate_options(CLI::App* app, ValidateOptions& o) {
     app->add_option("--profile", o.profile, "Calibrated profile (from `roofplan calibrate`) to compare beside the default");
     app->add_option("--max-median-error", o.max_median_error,
                     "Fail (exit 1) when the median |error| of the calibrated (else default) predictions exceeds this "
-                    "fraction, or any prediction is not finite");
+                    "fraction (in (0, 100]), or any prediction is not finite")
+        ->check(number_in(0, 100, true));
     app->add_flag("--json", o.json, "Print JSON");
     app->add_option("--recorded", o.recorded, "Directory of recorded runs (validation/results): the validation tables");
     app->add_option("--nccl-system", o.nccl_system, "System the recorded NCCL runs ran on (default hgx-h200-4)");
