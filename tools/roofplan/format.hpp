@@ -22,11 +22,16 @@ inline std::string grouped(std::int64_t value) {
     return out;
 }
 
-/// Fixed-point with `digits` decimals: fixed(3.14159, 2) == "3.14".
+/// Fixed-point with `digits` decimals: fixed(3.14159, 2) == "3.14"; any double, however large (1e300 has 301 digits
+/// before the point: the text is sized to fit, never cut).
 inline std::string fixed(double v, int digits) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
+    const int n = std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    if (n >= 0 && n < static_cast<int>(sizeof buf)) return buf;
+    std::string out(static_cast<std::size_t>(n) + 1, '\0');
+    std::snprintf(out.data(), out.size(), "%.*f", digits, v);
+    out.pop_back();
+    return out;
 }
 
 /// `digits` significant digits ("%g"): significant(0.0172, 3) == "0.0172".
@@ -126,10 +131,7 @@ inline std::string value_label(double v, const char* unit) {
         v /= 1000;
         ++group;
     }
-    char buf[48];
-    std::snprintf(buf, sizeof buf, v >= 99.5 ? "%.0f %s%s" : v >= 9.95 ? "%.1f %s%s" : "%.2f %s%s", v, prefixes[group],
-                  unit);
-    return buf;
+    return fixed(v, v >= 99.5 ? 0 : v >= 9.95 ? 1 : 2) + " " + prefixes[group] + unit;
 }
 
 }  // namespace roofplan::cli

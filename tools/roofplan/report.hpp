@@ -4,11 +4,14 @@
 
 #include "format.hpp"
 
+#include <roofplan/error.hpp>
 #include <roofplan/shape.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <string_view>
 #include <iostream>
 #include <concepts>
 #include <string>
@@ -190,11 +193,48 @@ private:
     std::vector<std::vector<Cell>> rows_;
 };
 
+/// Whether a report's field can never be negative: times, sizes, rates, powers, counts (by the unit its name
+/// carries, SPEC.md §6).
+inline bool never_negative(std::string_view key) {
+    for (std::string_view suffix : {"_s", "_bytes", "_gb_s", "_w", "_per_s", "_per_joule", "_per_watt", "_tflops"})
+        if (key.size() > suffix.size() && key.substr(key.size() - suffix.size()) == suffix) return true;
+    for (std::string_view name : {"batch", "gpus", "nodes", "max_batch", "flops", "bytes", "params", "kernel_count",
+                                  "capacity", "weights", "gradients", "activations", "optimizer_state", "cost",
+                                  "gpu_hours"})
+        if (key == name) return true;
+    return false;
+}
+
+/// The last line of defence before anything is printed: every number of a report is finite, and none that can
+/// never be negative is (a NaN, an inf or a negative memory printed with exit 0 would be a lie).  Fails naming the
+/// field; the inputs that led there are the user's to check, or a bug to report.
+inline void check_figures(const nlohmann::json& j, const std::string& path = "") {
+    if (j.is_object()) {
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            const std::string at = path.empty() ? it.key() : path + "." + it.key();
+            if (it->is_number() && never_negative(it.key()) && it->get<double>() < 0)
+                throw roofplan::Error(std::string("the report's ").append(at).append(" came out negative (")
+                                          .append(raw_number(it->get<double>()))
+                                          .append("), which is impossible: the inputs are out of the model's range"));
+            check_figures(*it, at);
+        }
+    } else if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size(); ++i) check_figures(j[i], path + "[" + std::to_string(i) + "]");
+    } else if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+        throw roofplan::Error(std::string("the report's ").append(path).append(
+            " is not a finite number: the inputs are out of the model's range (e.g. a device figure far from any GPU's)"));
+    }
+}
+
 /// Prints what --json (`document()`) or --csv (the rows of `table`) asks for; false when neither was asked (the
-/// terminal's view is wanted).
+/// terminal's view is wanted).  Either way the document's figures are checked first (check_figures), so the
+/// terminal's view, printed after, shows checked figures too.
 template <class Document>
 bool print_machine(bool as_json, bool as_csv, const Table& table, Document&& document) {
-    if (as_json) std::cout << nlohmann::json(document()).dump(2) << '\n';
+    const nlohmann::json checked = document();
+    check_figures(checked);
+    check_figures(table.json());
+    if (as_json) std::cout << checked.dump(2) << '\n';
     else if (as_csv) std::cout << table.csv();
     return as_json || as_csv;
 }
