@@ -115,7 +115,7 @@ int run_inspect(const InspectOptions& o) {
 
 void add_inspect_options(CLI::App* app, InspectOptions& o) {
     add_model_source(app, o.source);
-    app->add_option("--batch,-b", o.batch, "Batch size (bytes and gamma depend on it)")->check(positive_count());
+    app->add_option("--batch,-b", o.batch, "Batch size (bytes and gamma depend on it)");  // (checked by the library)
     add_size_options(app, o.source);
     app->add_option("--precision,-p", o.precision, "fp32, tf32, amp-fp16, amp-bf16 or int8")->check(one_of<Precision>());
     add_output_flags(app, o.json, o.csv, "Print JSON", "Print the per-layer table as CSV (RFC 4180, raw numbers)");
