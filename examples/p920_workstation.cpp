@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
         const Prediction big = predict_resnet50(rtx8000, default_profile(rtx8000),
                                                 {.batch = 512, .precision = Precision::int8, .mode = Mode::infer});
         std::printf("Quadro RTX 8000 at batch 512, INT8: %.0f images/s, %.1f GiB (%s)\n", big.throughput_samples_per_s,
-                    static_cast<double>(big.memory.total().value()) / 1073741824.0, big.fits ? "fits" : "does not fit");
+                    static_cast<double>(big.memory.total.value()) / 1073741824.0, big.fits ? "fits" : "does not fit");
     }
 
     for (Precision precision : {Precision::amp_fp16, Precision::fp32}) {
@@ -134,10 +134,10 @@ int main(int argc, char** argv) {
             const Prediction p = predict_gnmt(
                 d, default_profile(d),
                 {.batch = 128, .precision = precision, .optimizer = Optimizer::adam, .per_layer = false});
-            checks.expect(p.fits == (p.memory.total().value() <= p.capacity.value()),
+            checks.expect(p.fits == (p.memory.total.value() <= p.capacity.value()),
                           std::string(id) + ": GNMT fits iff its memory is within the card's");
             std::printf("%-16s %10s %14s %14.1f %10.0f %10lld\n", id, std::string(to_string(precision)).c_str(),
-                        cell(p).c_str(), static_cast<double>(p.memory.total().value()) / 1073741824.0,
+                        cell(p).c_str(), static_cast<double>(p.memory.total.value()) / 1073741824.0,
                         static_cast<double>(p.capacity.value()) / 1073741824.0, static_cast<long long>(p.max_batch));
         }
     }

@@ -48,7 +48,7 @@ int main() {
                           std::string(sid) + ": time to train = steps x step time");
             std::printf("%-20s %5d %9lld %12.0f %10.1f%% %9.2f%% %7.1f GiB %12.1f %10.1f min %10.1f%s\n", sid, p.gpus,
                         static_cast<long long>(batch), p.throughput_samples_per_s, 100.0 * p.scaling_efficiency,
-                        100.0 * p.comm_fraction, static_cast<double>(p.gpu.memory.total().value()) / 1073741824.0,
+                        100.0 * p.comm_fraction, static_cast<double>(p.gpu.memory.total.value()) / 1073741824.0,
                         run.time.value() / epochs, minutes, run.gpu_hours, p.gpu.fits ? "" : "  (does NOT fit)");
         }
     }

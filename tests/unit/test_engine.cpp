@@ -134,6 +134,12 @@ TEST_CASE("results: fractions, phases and layers add up; per-layer output is opt
     CHECK(inf.phase_time[Phase::optimizer].value() == 0);
 }
 
+/// A prediction under a runtime (memory follows the runtime: eager PyTorch's allocations and allocator).
+Prediction on(Runtime runtime, const Model& m, const Device& d, std::int64_t batch, Precision p = Precision::fp32,
+              Mode mode = Mode::train, Optimizer o = Optimizer::sgd) {
+    return predict(m, d, {.batch = batch, .precision = p, .mode = mode, .optimizer = o, .runtime = runtime});
+}
+
 TEST_CASE("memory model reproduces the source set-ups (SPEC.md section 2)") {
     const Device& v100 = dev("v100-sxm2-32gb");
     const Device& rtx = dev("rtx2080ti");
@@ -143,38 +149,88 @@ TEST_CASE("memory model reproduces the source set-ups (SPEC.md section 2)") {
                          Case{"alexnet", 256, 64}}) {
         CAPTURE(c.model);
         const Model m = models::build(c.model);
-        const Prediction on_v100 = run(m, v100, c.v100_batch);
-        const Prediction on_rtx = run(m, rtx, c.rtx_batch);
+        const Prediction on_v100 = on(Runtime::eager, m, v100, c.v100_batch);
+        const Prediction on_rtx = on(Runtime::eager, m, rtx, c.rtx_batch);
         CHECK(on_v100.fits);
         CHECK(on_rtx.fits);
         CHECK(on_v100.max_batch >= c.v100_batch);
+        CHECK(on_rtx.max_batch >= c.rtx_batch);
         // The 11 GB card holds roughly a quarter to a third of what the 32 GB card holds.
         const double ratio = static_cast<double>(on_rtx.max_batch) / static_cast<double>(on_v100.max_batch);
         CHECK(ratio > 0.2);
         CHECK(ratio < 0.36);
     }
-    // GNMT at batch 128 per GPU fits the 24 GB Titan RTX, not the 6 GB RTX 2060 (a memory-hungry RNN).
+    // GNMT at batch 128 per GPU fits the 24 GB Titan RTX, not the 6 GB RTX 2060 (a memory-hungry RNN), which
+    // then says how much is missing.
     const Model gnmt = models::build("gnmt");
-    CHECK(run(gnmt, dev("titan-rtx"), 128).fits);
-    CHECK_FALSE(run(gnmt, dev("rtx2060"), 128).fits);
+    CHECK(on(Runtime::eager, gnmt, dev("titan-rtx"), 128).fits);
+    const Prediction small = on(Runtime::eager, gnmt, dev("rtx2060"), 128);
+    CHECK_FALSE(small.fits);
+    CHECK(small.missing.value() == small.memory.total.value() - small.capacity.value());
 }
 
-TEST_CASE("max batch is the boundary of fits; Adam needs 4 more bytes per parameter than SGD") {
+TEST_CASE("max batch is the boundary of fits; the breakdown follows the optimizer, the precision and the mode") {
     const Model m = models::build("resnet152");
     const Device& d = dev("rtx2080ti");
-    const Prediction p = run(m, d, 8);
-    CHECK(run(m, d, p.max_batch).fits);
-    CHECK_FALSE(run(m, d, p.max_batch + 1).fits);
-    const Prediction adam = run(m, d, 8, Precision::fp32, Mode::train, Optimizer::adam);
-    CHECK(adam.memory.optimizer_state.value() - p.memory.optimizer_state.value() == 4 * m.params());
-    CHECK(adam.memory.weights.value() == 4 * m.params());
-    const Prediction amp = run(m, d, 8, Precision::amp_fp16);
-    CHECK(amp.memory.weights.value() == 6 * m.params());  // FP32 masters + FP16 copies
-    CHECK(amp.memory.activations.value() * 2 == p.memory.activations.value());
+    const Prediction p = on(Runtime::eager, m, d, 8);
+    CHECK(p.max_batch > 8);
+    CHECK(p.missing.value() == 0);
+    CHECK(on(Runtime::eager, m, d, p.max_batch).fits);
+    const Prediction over = on(Runtime::eager, m, d, p.max_batch + 1);
+    CHECK_FALSE(over.fits);
+    CHECK(over.missing.value() > 0);
+    // The same figures as the memory module's own (the Predictor only forwards the request).
+    const memory::MemoryEstimate direct =
+        memory::MemoryModel(m)({.batch = 8, .runtime = Runtime::eager}, memory::DeviceMemory::of(d));
+    CHECK(p.memory.reserved_peak == direct.reserved_peak);
+    CHECK(p.memory.total == direct.total);
+    CHECK(p.memory.total == p.memory.reserved_peak + p.memory.context);
+    // FP32 masters; SGD keeps one momentum per parameter, Adam two moments (allocator blocks: a request is
+    // rounded up to 512 bytes, and a large segment's remainder under 1 MiB is not split off, so blocks exceed
+    // the requests by a few percent).
+    const auto params = static_cast<double>(m.params());
+    const auto near = [&](byte_count b, double bytes) {
+        return static_cast<double>(b.value()) >= bytes && static_cast<double>(b.value()) < 1.03 * bytes;
+    };
+    CHECK(near(p.memory.optimizer_state, 4 * params));
+    const Prediction adam = on(Runtime::eager, m, d, 8, Precision::fp32, Mode::train, Optimizer::adam);
+    CHECK(near(adam.memory.optimizer_state, 8 * params));
+    CHECK(adam.max_batch < p.max_batch);
+    CHECK(p.memory.weights.value() >= m.params() * 4);
+    // Mixed precision saves BF16/FP16 activations: more samples fit.
+    const Prediction amp = on(Runtime::eager, m, d, 8, Precision::amp_fp16);
     CHECK(amp.max_batch > p.max_batch);
-    const Prediction inf = run(m, d, 8, Precision::int8, Mode::infer);
-    CHECK(inf.memory.weights.value() == m.params());
+    CHECK(amp.memory.saved_activations.value() < p.memory.saved_activations.value());
+    // An int8 inference engine keeps one byte per weight, no gradients, no optimizer state.
+    const Prediction inf = on(Runtime::compiled, m, d, 8, Precision::int8, Mode::infer);
+    CHECK(inf.memory.weights.value() >= m.params());
+    CHECK(inf.memory.weights.value() < m.params() * 11 / 10);
     CHECK(inf.memory.gradients.value() == 0);
+    CHECK(inf.memory.optimizer_state.value() == 0);
+    CHECK(inf.max_batch > p.max_batch);
+}
+
+TEST_CASE("memory options: the context can be given, memory can be skipped, bad contexts are refused") {
+    const Model m = models::build("resnet50");
+    const Device& d = dev("h200");
+    const Prediction p = on(Runtime::eager, m, d, 64);
+    CHECK(p.memory.context.value() > 0);
+    PredictRequest r{.batch = 64, .runtime = Runtime::eager};
+    r.context = memory::ContextFigure{0, "none", false};
+    const Prediction bare = predict(m, d, r);
+    CHECK(bare.memory.total == bare.memory.reserved_peak);
+    CHECK(bare.max_batch >= p.max_batch);
+    CHECK(bare.step_time == p.step_time);
+    r.context = memory::ContextFigure{-1, "negative", false};
+    CHECK_THROWS_WITH_AS(predict(m, d, r), doctest::Contains("context memory must be >= 0 bytes"), invalid_argument);
+    const Prediction lean = predict(m, d, {.batch = 64, .estimate_memory = false, .runtime = Runtime::eager});
+    CHECK(lean.step_time == p.step_time);
+    CHECK_FALSE(lean.fits);
+    CHECK(lean.max_batch == 0);
+    CHECK(lean.memory.total.value() == 0);
+    Device none = d;
+    none.memory_gib = 0;
+    CHECK_THROWS_WITH_AS(predict(m, none, {.batch = 64}), doctest::Contains("has no memory size"), invalid_argument);
 }
 
 TEST_CASE("energy: samples per joule at TDP, or at a profile's measured power") {

@@ -84,6 +84,35 @@ nlohmann::json explanation_json(const Explanation& e) {
             {"pass", e.pass},   {"steps", steps}, {"verdict", e.verdict}};
 }
 
+/// What the layer keeps for its backward in an eager PyTorch training step (memory/memory.hpp), as steps.
+void add_saved_tensors(Explanation& e, const Model& m, std::size_t node, std::int64_t batch, Precision precision,
+                       const Device* device) {
+    memory::MemoryRequest r;
+    r.batch = batch;
+    r.precision = precision;
+    r.runtime = Runtime::eager;
+    const memory::DeviceMemory on = memory::DeviceMemory::of(device ? *device : find_device("h100-sxm"));
+    const std::vector<memory::SavedTensorInfo> saved = memory::MemoryModel(m).saved_tensors(r, on, node);
+    const std::string section = "saved for backward (eager PyTorch training, " + std::string(to_string(precision)) + ")";
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < saved.size(); ++i) {
+        const memory::SavedTensorInfo& s = saved[i];
+        std::string what = s.value == memory::no_node ? "its own tensor: a cast copy, statistics, a mask or indices"
+                           : s.value == 0         ? "the batch"
+                           : s.value == node + 1  ? "its output"
+                                                  : "the output of " + std::string(m.nodes()[s.value - 1].name.view());
+        if (s.shared > 0) what += "; also kept by " + std::to_string(s.shared) + " other layer" + (s.shared > 1 ? "s" : "");
+        e.steps.push_back({section, "saved_" + std::to_string(i), "S" + std::to_string(i + 1), "", "", s.bytes, "",
+                           "B", what + ", " + grouped(s.bytes_per_sample) + " B per sample"});
+        if (s.shared == 0) total += s.bytes;
+    }
+    if (saved.empty())
+        e.steps.push_back({section, "saved_none", "S", "", "", std::string("nothing"), "", "", "no backward input"});
+    else
+        e.steps.push_back({section, "saved_own", "ΣS", "", "", total, "", "B",
+                           "the tensors no other layer keeps: what this layer alone adds to the peak"});
+}
+
 int run_explain(const ExplainOptions& o) {
     const Precision precision = parse_precision(o.precision);
     require_batch(o.batch);
@@ -120,6 +149,8 @@ int run_explain(const ExplainOptions& o) {
         e = explain_layer(node->layer, std::string(entry.id) + " " + o.layer_name + " (" + std::string(type_label(node->layer)) + ")",
                           o.batch, precision, o.pass, node->needs_input_gradient, node->repeat, device,
                           profile ? &*profile : nullptr);
+        if (precision != Precision::int8)
+            add_saved_tensors(e, m, static_cast<std::size_t>(node - m.nodes().data()), o.batch, precision, device);
     }
     if (o.json) std::cout << explanation_json(e).dump(2) << '\n';
     else std::cout << render_explanation(e);

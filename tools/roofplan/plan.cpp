@@ -308,7 +308,8 @@ int run_plan(const PlanOptions& o) {
     w.mode = r.request.mode;
     w.precision = r.request.precision;
     w.optimizer = r.request.optimizer;
-    w.reserved = r.request.reserved;
+    w.runtime = r.request.runtime;
+    w.context = r.request.context;
     const Predictor predictor(r.model());
     Progress progress = Progress::for_terminal("plan " + r.model_id(), candidates.size(), o.predict.json || o.predict.csv);
     const Plan plan = make_plan(predictor, candidates, w, c, rank, [&](std::size_t i, std::size_t, const PlanCandidate& k) {
@@ -338,7 +339,10 @@ void add_plan_options(CLI::App* app, PlanOptions& o) {
         ->check(one_of<Precision>());
     app->add_option("--mode", o.predict.mode, "train (default) or infer")->check(one_of<Mode>());
     app->add_option("--optimizer", o.predict.optimizer, "sgd (with momentum) or adam")->check(one_of<Optimizer>());
-    app->add_option("--reserved-gib", o.predict.reserved_gib, "Framework memory besides tensors (GiB, default 1)");
+    add_runtime_option(app, o.predict,
+                       "eager (PyTorch eager with autocast; default), compiled (fused kernels, CUDA graphs; default "
+                       "for int8) or ideal (one kernel per layer pass, no host cost)");
+    add_context_option(app, o.predict);
     app->add_option("--dataset", o.dataset, "Samples per epoch (with --epochs: time-to-train)")
         ->check(number_in(0, 1e15, true));
     app->add_option("--epochs", o.epochs, "Epochs (with --dataset)")->check(number_in(0, 1e6, true));

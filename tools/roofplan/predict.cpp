@@ -113,6 +113,50 @@ void add_execution_json(const Prediction& p, const Model& m, const EfficiencyPro
     if (!p.kernels.empty()) out["kernels"] = kernel_table(p, m).json();
 }
 
+/// The `memory` object: the step's memory at its peak, by component, in bytes (memory/memory.hpp).
+json memory_json(const Prediction& p) {
+    const memory::MemoryEstimate& m = p.memory;
+    return {{"weights_bytes", m.weights.value()},
+            {"gradients_bytes", m.gradients.value()},
+            {"optimizer_state_bytes", m.optimizer_state.value()},
+            {"autocast_copies_bytes", m.autocast_copies.value()},
+            {"saved_activations_bytes", m.saved_activations.value()},
+            {"transient_bytes", m.transient_peak.value()},
+            {"inputs_bytes", m.inputs.value()},
+            {"workspaces_bytes", m.workspaces.value()},
+            {"allocated_at_start_bytes", m.allocated_at_start.value()},
+            {"allocated_peak_bytes", m.allocated_peak.value()},
+            {"reserved_peak_bytes", m.reserved_peak.value()},
+            {"allocator_slack_bytes", m.allocator_slack.value()},
+            {"context_bytes", m.context.value()},
+            {"context_source", m.context_source},
+            {"total_bytes", m.total.value()},
+            {"capacity_bytes", p.capacity.value()},
+            {"fits", p.fits},
+            {"tight", m.tight},
+            {"missing_bytes", p.missing.value()},
+            {"max_batch", p.max_batch},
+            {"peak_phase", to_string(m.peak_phase)},
+            {"peak_layer", m.peak_layer}};
+}
+
+/// The memory lines of the summary: the total and fit, where the peak is, and its components.
+void print_memory(const Prediction& p) {
+    const memory::MemoryEstimate& m = p.memory;
+    std::cout << gib(m.total.value()) << " of " << gib(p.capacity.value())
+              << (p.fits ? (m.tight ? " (fits, once the allocator frees its cache)" : " (fits)")
+                         : " (DOES NOT FIT: " + gib(p.missing.value()) + " missing)")
+              << "; largest batch that fits: " << p.max_batch << "\n"
+              << "    peak in the " << to_string(m.peak_phase) << " at " << m.peak_layer << ": allocated "
+              << gib(m.allocated_peak.value()) << " + allocator slack " << gib(m.allocator_slack.value())
+              << " + context " << gib(m.context.value()) << "\n"
+              << "    weights " << gib(m.weights.value()) << ", gradients " << gib(m.gradients.value()) << ", optimizer "
+              << gib(m.optimizer_state.value()) << ", autocast copies " << gib(m.autocast_copies.value())
+              << ", saved activations " << gib(m.saved_activations.value()) << ", transient "
+              << gib(m.transient_peak.value()) << ", inputs " << gib(m.inputs.value()) << ", workspaces "
+              << gib(m.workspaces.value()) << "\n";
+}
+
 json prediction_json(const Resolved& r, const Prediction& p) {
     json out = {{"model", r.model_id()},
                 {"device", r.device.id.view()},
@@ -132,15 +176,8 @@ json prediction_json(const Resolved& r, const Prediction& p) {
                 {"bytes_per_step", p.bytes.value()},
                 {"achieved_tflops", p.achieved.value() / 1e12},
                 {"fraction_of_peak", p.fraction_of_peak},
-                {"memory_bytes", p.memory.total().value()},
-                {"memory",
-                 {{"weights", p.memory.weights.value()},
-                  {"gradients", p.memory.gradients.value()},
-                  {"optimizer_state", p.memory.optimizer_state.value()},
-                  {"activations", p.memory.activations.value()},
-                  {"activations_per_sample", p.memory.activations_per_sample.value()},
-                  {"reserved", p.memory.reserved.value()},
-                  {"capacity", p.capacity.value()}}},
+                {"memory_bytes", p.memory.total.value()},
+                {"memory", memory_json(p)},
                 {"fits", p.fits},
                 {"max_batch", p.max_batch},
                 {"power_w", p.power.value()},
@@ -193,12 +230,9 @@ void print_summary(const Resolved& r, const Prediction& p) {
               << "  achieved        " << fixed(p.achieved.value() / 1e12, 1) << " TFLOP/s = "
               << fixed(100 * p.fraction_of_peak, 1) << "% of the " << to_string(p.math) << " peak ("
               << peak_text(r.device.peak[p.math]) << ")\n"
-              << "  memory          " << gib(p.memory.total().value()) << " of " << gib(p.capacity.value())
-              << (p.fits ? " (fits)" : " (DOES NOT FIT)") << "; largest batch that fits: " << p.max_batch << "\n"
-              << "    weights " << gib(p.memory.weights.value()) << ", gradients " << gib(p.memory.gradients.value())
-              << ", optimizer " << gib(p.memory.optimizer_state.value()) << ", activations "
-              << gib(p.memory.activations.value()) << ", reserved " << gib(p.memory.reserved.value()) << "\n"
-              << "  energy          " << fixed(p.samples_per_joule, 2) << " samples/J at " << fixed(p.power.value(), 0)
+              << "  memory          ";
+    print_memory(p);
+    std::cout << "  energy          " << fixed(p.samples_per_joule, 2) << " samples/J at " << fixed(p.power.value(), 0)
               << " W (" << (r.profile.power_w > 0 ? "measured" : "TDP") << ")\n\n";
 }
 
@@ -283,8 +317,8 @@ void print_system(const Resolved& r, const System& s, const ParallelRequest& pr,
               << seconds_text(p.exposed_comm.value()) << " (" << fixed(100 * p.comm_fraction, 1) << "%)\n"
               << "  communication     " << seconds_text(p.comm_time.value()) << " per step in all, "
               << (p.comm_hidden ? "hidden behind the backward pass" : "partly exposed") << "\n"
-              << "  memory per GPU    " << gib(p.gpu.memory.total().value()) << " of " << gib(p.gpu.capacity.value())
-              << (p.gpu.fits ? " (fits)" : " (DOES NOT FIT)") << "\n";
+              << "  memory per GPU    ";
+    print_memory(p.gpu);
     if (run)
         std::cout << "  time to train     " << fixed(run->time.value() / 3600.0, 2) << " h (" << fixed(run->steps, 0)
                   << " steps), " << fixed(run->gpu_hours, 1) << " GPU-hours"

@@ -6,6 +6,7 @@
 
 #include <roofplan/roofplan.hpp>
 
+#include <optional>
 #include <string>
 
 namespace roofplan::cli {
@@ -21,7 +22,8 @@ struct PredictOptions {
     std::string runtime;  ///< empty: eager (int8: compiled, PyTorch eager has no int8 path)
     bool kernels = false;  ///< predict --kernels: keep every kernel of the step
     std::string profile;
-    double reserved_gib = 1.0;
+    std::optional<double> context_gib;  ///< --context-gib; none: the device's measured (or borrowed) context
+    std::optional<double> reserved_gib;  ///< the retired --reserved-gib, kept to say what replaced it
     int top = 12;
     bool all_layers = false;
     bool json = false;
@@ -38,6 +40,14 @@ inline void add_runtime_option(CLI::App* app, PredictOptions& o, const std::stri
 inline Runtime runtime_of(const PredictOptions& o, Precision precision) {
     if (!o.runtime.empty()) return parse_runtime(o.runtime);
     return precision == Precision::int8 ? Runtime::compiled : Runtime::eager;
+}
+
+/// --context-gib, and the retired --reserved-gib (an error that names its replacement).
+inline void add_context_option(CLI::App* app, PredictOptions& o) {
+    app->add_option("--context-gib", o.context_gib,
+                    "Device memory outside PyTorch's allocator: CUDA context, library modules (GiB; default: the "
+                    "device's measured figure, see docs/memory.md)");
+    app->add_option("--reserved-gib", o.reserved_gib)->group("");  // hidden: retired
 }
 
 /// The options predict (`roofline` false) and roofline share.
@@ -58,8 +68,7 @@ inline void add_predict_options(CLI::App* app, PredictOptions& o, bool roofline)
                        "eager (PyTorch eager with autocast; default), compiled (fused kernels, CUDA graphs; default "
                        "for int8) or ideal (one kernel per layer pass, no host cost)");
     app->add_option("--profile", o.profile, "Calibrated efficiency profile (JSON); default: per-generation defaults");
-    app->add_option("--reserved-gib", o.reserved_gib,
-                    "Framework memory besides tensors: CUDA context, workspaces (GiB, default 1)");
+    add_context_option(app, o);
     add_output_flags(app, o.json, o.csv, "Print JSON",
                      roofline ? "Print the layers' points as CSV (RFC 4180, raw numbers)"
                               : "Print every layer (model order) as CSV: raw seconds, FLOPs, bytes, bound");
@@ -87,9 +96,16 @@ inline Resolved resolve(const PredictOptions& o) {
     r.request.kernels = o.kernels;
     r.request.batch = o.batch != 0 ? o.batch : (r.request.mode == Mode::train ? 32 : 1);
     require_batch(r.request.batch);
-    if (!(o.reserved_gib >= 0 && o.reserved_gib < 1e6))
-        fail("--reserved-gib must be a number of GiB >= 0, got ", fixed(o.reserved_gib, 3));
-    r.request.reserved = units::bytes(static_cast<std::int64_t>(o.reserved_gib * 1073741824.0));
+    if (o.reserved_gib)
+        fail("--reserved-gib was retired: the memory model predicts the allocator's reserved memory and the library "
+             "workspaces; give only what lies outside the allocator with --context-gib (GiB, default: the device's "
+             "measured figure)");
+    if (o.context_gib) {
+        if (!(*o.context_gib >= 0 && *o.context_gib < 1e6))
+            fail("--context-gib must be a number of GiB >= 0 and < 1e6, got ", fixed(*o.context_gib, 3));
+        r.request.context = memory::ContextFigure{static_cast<std::int64_t>(*o.context_gib * 1073741824.0),
+                                                  "given with --context-gib", false};
+    }
     return r;
 }
 

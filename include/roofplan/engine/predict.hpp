@@ -5,6 +5,9 @@
 //
 // A Predictor compiles a model once into per-item affine coefficients (cost = slope·batch + intercept, which
 // every layer's cost is) so that a prediction is one pass of floating-point arithmetic over the items.
+//
+// Memory (whether the step fits, its peak and breakdown, the largest batch) is the memory module's
+// (memory/memory.hpp): the step's allocations replayed through the caching allocator, for the same runtime.
 #pragma once
 
 #include <roofplan/calibration/profile.hpp>
@@ -12,6 +15,7 @@
 #include <roofplan/engine/roofline.hpp>
 #include <roofplan/engine/program.hpp>
 #include <roofplan/engine/timeline.hpp>
+#include <roofplan/memory/memory.hpp>
 #include <roofplan/runtime/runtime.hpp>
 #include <roofplan/model/model.hpp>
 
@@ -45,9 +49,13 @@ struct PredictRequest {
     Precision precision = Precision::fp32;
     Mode mode = Mode::train;
     Optimizer optimizer = Optimizer::sgd;
-    /// Memory the framework keeps besides tensors: CUDA context, cuDNN/cuBLAS workspaces, allocator slack.
-    /// 1 GiB by default (a CUDA 11/12 context with cuDNN loaded takes 0.3-0.8 GiB; workspaces the rest).
-    byte_count reserved = units::bytes(std::int64_t{1} << 30);
+    /// The device memory outside PyTorch's allocator (CUDA context, library modules); default: the device's
+    /// measured figure, or a borrowed one (memory/context.hpp).  Library workspaces and allocator slack are
+    /// not part of it: the memory model predicts them.
+    std::optional<memory::ContextFigure> context{};
+    /// Estimate memory: the peak, whether it fits, the largest batch (memory/memory.hpp).  A sweep that wants
+    /// only times can skip it (Prediction::memory, fits and max_batch are then left empty).
+    bool estimate_memory = true;
     /// Fill Prediction::layers and Prediction::by_type (a sweep that wants only totals can skip them).
     bool per_layer = true;
     /// How the framework runs the model: `ideal` times one kernel per layer pass with no host cost (the
@@ -65,22 +73,6 @@ struct EnumNames<StepBound> {
     static constexpr std::string_view field = "bound";
     static constexpr std::string_view what = "step bound";
     static constexpr std::array<std::string_view, 4> names{"compute", "memory", "latency", "host"};
-};
-
-/// Memory needed on the device for a step at the request's batch.
-struct MemoryBreakdown {
-    byte_count weights{};          ///< FP32 masters in training (+ FP16/BF16 copies under AMP); inference copies
-    byte_count gradients{};        ///< FP32 weight gradients (training)
-    byte_count optimizer_state{};  ///< momentum (SGD) or two moments (Adam), FP32
-    byte_count activations{};      ///< saved for backward (training) or the peak working set (inference)
-    byte_count reserved{};         ///< framework overhead (PredictRequest::reserved)
-    byte_count activations_per_sample{};
-
-    [[nodiscard]] constexpr byte_count total() const {
-        return weights + gradients + optimizer_state + activations + reserved;
-    }
-    /// The part that does not grow with the batch.
-    [[nodiscard]] constexpr byte_count fixed() const { return weights + gradients + optimizer_state + reserved; }
 };
 
 /// One layer's share of a step.
@@ -108,10 +100,11 @@ struct Prediction {
     units::byte_amount bytes{};                  ///< all the memory traffic of a step
     units::flops_per_second achieved{};          ///< flops / step time
     double fraction_of_peak = 0;                 ///< achieved / peak of the math class
-    MemoryBreakdown memory{};
-    byte_count capacity{};
-    bool fits = false;
-    std::int64_t max_batch = 0;  ///< the largest batch that fits (0: not even one sample)
+    memory::MemoryEstimate memory{};  ///< the step's memory at the batch (memory/memory.hpp)
+    byte_count capacity{};            ///< the device's memory
+    bool fits = false;                ///< memory.fits
+    std::int64_t max_batch = 0;       ///< the largest batch that fits (0: not even one sample)
+    byte_count missing{};             ///< when it does not fit: what the step lacks (memory.total - capacity)
     units::watts power{};        ///< TDP, or the profile's measured power
     double samples_per_joule = 0;
     std::vector<LayerPrediction> layers;                       ///< one per node with work, in model order
@@ -132,7 +125,7 @@ struct Prediction {
 /// one to a temporary does not compile).
 class Predictor {
 public:
-    explicit Predictor(const Model& model) : model_(&model) {
+    explicit Predictor(const Model& model) : model_(&model), memory_(model) {
         const auto& nodes = model.nodes();
         std::map<Key, std::uint32_t> index;
         for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -179,10 +172,30 @@ public:
         return out;
     }
 
-    /// The memory model alone (no timing).
-    [[nodiscard]] MemoryBreakdown memory(const PredictRequest& request) const {
+    /// The memory model alone (no timing): the step's memory at the request's batch on `device`.
+    [[nodiscard]] memory::MemoryEstimate memory(const Device& device, const PredictRequest& request) const {
         detail::require_batch(request.batch);
-        return memory(request, static_cast<double>(params_));
+        return memory_(memory_request(request), device_memory(device, request));
+    }
+    /// The largest batch whose step fits `device` (request.batch is ignored), from the memory model's replays.
+    [[nodiscard]] memory::MaxBatch max_batch(const Device& device, const PredictRequest& request) const {
+        return max_batch_of(memory_request(request), device_memory(device, request));
+    }
+    /// The memory request that matches a prediction request (same batch, precision, mode, optimizer, runtime).
+    [[nodiscard]] static memory::MemoryRequest memory_request(const PredictRequest& r) {
+        memory::MemoryRequest m;
+        m.batch = r.batch;
+        m.precision = r.precision;
+        m.mode = r.mode;
+        m.optimizer = r.optimizer;
+        m.runtime = r.runtime;
+        return m;
+    }
+    /// The device's memory with the request's context (or the device's default one).
+    [[nodiscard]] static memory::DeviceMemory device_memory(const Device& device, const PredictRequest& r) {
+        memory::DeviceMemory d = memory::DeviceMemory::of(device);
+        if (r.context) d.context = *r.context;
+        return d;
     }
 
 private:
@@ -215,7 +228,6 @@ private:
     /// Compiles one node's passes into items (affine coefficients), and its share of the memory model.
     void compile_node(std::uint32_t i, const Node& n, std::map<Key, std::uint32_t>& index) {
         const bool conv = std::holds_alternative<Conv2D>(n.layer);
-        const bool relu = type_label(n.layer) == "relu";
         for (std::size_t p = 0; p < 3; ++p) {
             const auto pass = static_cast<Pass>(p);
             if (!n.runs(pass)) continue;
@@ -243,11 +255,6 @@ private:
                 continue;  // a view (flatten) or a pass with nothing to do: no kernel
             add_item(it, index);
             if (p == 0) {
-                // Saved for backward: each layer's output, except ReLU's, which runs in place (torchvision,
-                // Keras); inference keeps only one layer's input and output alive at a time.
-                if (!relu) saved_per_sample_ += s.activation_elements_written;
-                working_per_sample_ = std::max(working_per_sample_,
-                                               s.activation_elements_read + s.activation_elements_written);
             }
             grow_slope(a);
         }
@@ -279,7 +286,7 @@ private:
             (void)model_->training_work(request.batch, Precision::fp32);  // throws, naming the count
         if (static_cast<double>(request.batch) > safe_batch_)
             detail::fail("batch ", request.batch, " is too large to count for model '", model_->id(), "'");
-        if (request.reserved.value() < 0) detail::fail("reserved memory must be >= 0 bytes");
+        if (request.context) memory::require_context(*request.context);
     }
 
     /// An item's work at batch b.
@@ -500,13 +507,8 @@ private:
         out.achieved = units::flops_per_second::from_value(totals.flops / step);
         out.fraction_of_peak = totals.flops / step / (device.peak[out.math] * 1e12);
 
-        out.memory = memory(request, static_cast<double>(params_));
         out.capacity = device.memory();
-        out.fits = out.memory.total().value() <= out.capacity.value();
-        const double room = static_cast<double>(out.capacity.value() - out.memory.fixed().value());
-        const double per_sample = static_cast<double>(out.memory.activations_per_sample.value());
-        out.max_batch = room <= 0 ? 0 : per_sample <= 0 ? std::numeric_limits<std::int64_t>::max()
-                                                        : static_cast<std::int64_t>(std::floor(room / per_sample));
+        if (request.estimate_memory) fill_memory(device, request, out);
         out.power = units::in_watts(profile.power_w > 0 ? profile.power_w : device.tdp_w);
         out.samples_per_joule = out.throughput_samples_per_s / out.power.value();
     }
@@ -528,29 +530,41 @@ private:
         return by_type;
     }
 
-    [[nodiscard]] MemoryBreakdown memory(const PredictRequest& r, double params) const {
-        MemoryBreakdown mb;
-        const auto bytes = [](double v) { return units::bytes(static_cast<std::int64_t>(std::ceil(v))); };
-        const double width = static_cast<double>(element_bytes(r.precision));
-        const double b = static_cast<double>(r.batch);
-        if (r.mode == Mode::train) {
-            mb.weights = bytes(params * (4.0 + (is_mixed(r.precision) ? 2.0 : 0.0)));
-            mb.gradients = bytes(params * 4.0);
-            mb.optimizer_state = bytes(params * 4.0 * (r.optimizer == Optimizer::sgd ? 1.0 : 2.0));
-            mb.activations_per_sample = bytes(static_cast<double>(saved_per_sample_) * width);
-        } else {
-            mb.weights = bytes(params * width);
-            mb.activations_per_sample = bytes(static_cast<double>(working_per_sample_) * width);
+    /// The step's memory at the batch, whether it fits, the largest batch that does and what is missing.
+    void fill_memory(const Device& device, const PredictRequest& request, Prediction& out) const {
+        const memory::MemoryRequest r = memory_request(request);
+        const memory::DeviceMemory d = device_memory(device, request);
+        out.memory = memory_(r, d);
+        out.fits = out.memory.fits;
+        const memory::MaxBatch most = max_batch_of(r, d);
+        out.max_batch = most.batch;
+        if (!out.fits)
+            out.missing = units::bytes(std::max<std::int64_t>(1, out.memory.total.value() - out.memory.capacity.value()));
+    }
+    /// MemoryModel::max_batch, once per settings and device memory (it does not depend on the batch, and a sweep
+    /// over batches asks for it at every point).
+    [[nodiscard]] memory::MaxBatch max_batch_of(const memory::MemoryRequest& r, const memory::DeviceMemory& d) const {
+        const MaxBatchKey key{r.precision, r.mode, r.optimizer, r.runtime, d.capacity, d.context.bytes,
+                              d.workspaces.cublas_bytes, d.workspaces.cublaslt_bytes};
+        {
+            const std::lock_guard<std::mutex> lock(cache_->mutex);
+            for (const auto& [k, v] : cache_->max_batches)
+                if (k == key) return v;
         }
-        mb.activations = bytes(static_cast<double>(mb.activations_per_sample.value()) * b);
-        mb.reserved = r.reserved;
-        return mb;
+        memory::MaxBatch most = memory_.max_batch(r, d);  // outside the lock: replays take milliseconds
+        const std::lock_guard<std::mutex> lock(cache_->mutex);
+        cache_->max_batches.emplace_back(key, most);
+        return most;
     }
 
     const Model* model_;
+    memory::MemoryModel memory_;
+    using MaxBatchKey = std::tuple<Precision, Mode, Optimizer, Runtime, std::int64_t, std::int64_t, std::int64_t,
+                                   std::int64_t>;
     struct ProgramCache {
         std::mutex mutex;
         std::vector<std::pair<StepConfig, std::unique_ptr<Program>>> programs;
+        std::vector<std::pair<MaxBatchKey, memory::MaxBatch>> max_batches;
     };
     std::shared_ptr<ProgramCache> cache_ = std::make_shared<ProgramCache>();
     std::vector<Item> kinds_;            ///< distinct items
@@ -561,8 +575,6 @@ private:
 
     std::int64_t params_ = 0;
     std::int64_t param_tensors_ = 0;
-    std::int64_t saved_per_sample_ = 0;
-    std::int64_t working_per_sample_ = 0;
     double max_slope_ = 0;
     double safe_batch_ = 0;
 };

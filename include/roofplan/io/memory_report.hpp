@@ -13,6 +13,8 @@
 #include <roofplan/io/reports.hpp>
 #include <roofplan/validation/memory.hpp>
 
+#include <algorithm>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,74 @@ inline std::vector<validation::MemorySample> memory_samples(const json& report, 
 /// The memory samples of a suite report file.
 inline std::vector<validation::MemorySample> read_memory_samples(const std::string& file) {
     return memory_samples(parse(read_text(file), file), file);
+}
+
+inline constexpr std::string_view memory_bench_tool = "memory_bench.py";
+
+/// The largest-batch cases of a memory benchmark report (validation/memory/memory_bench.py, tool "memory_bench.py"):
+/// each case's `largest_ok` and `smallest_failed`, and its settings read from the `roofplan_command` it records
+/// (`roofplan predict -m M -b B -p P --mode train [-s S] --optimizer O --runtime R`; the device is the caller's:
+/// the report was measured on one GPU).  Unresolved searches are errors.
+inline std::vector<validation::MaxBatchSample> max_batch_samples(const json& report, const std::string& file) {
+    using namespace detail;
+    if (!report.is_object() || string_or(report, "tool", file, "") != memory_bench_tool)
+        roofplan::detail::fail(file, ": not a ", memory_bench_tool, " report (validation/memory/memory_bench.py)");
+    const json& cases = field(report, "max_batch", file);
+    if (!cases.is_array()) roofplan::detail::fail(file, ".max_batch: expected an array");
+    std::vector<validation::MaxBatchSample> out;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const json& c = cases[i];
+        const std::string where = file + ": .max_batch[" + std::to_string(i) + "]";
+        if (!c.is_object()) roofplan::detail::fail(where, ": expected an object");
+        validation::MaxBatchSample s;
+        s.where = where;
+        s.id = string_field(c, "id", where);
+        if (!c.contains("resolved") || !c.at("resolved").is_boolean() || !c.at("resolved").get<bool>())
+            roofplan::detail::fail(where, ": the search did not resolve (`resolved` is not true)");
+        s.largest_ok = whole(c, "largest_ok", where);
+        s.smallest_failed = whole(c, "smallest_failed", where);
+        if (s.largest_ok < 1 || s.smallest_failed <= s.largest_ok)
+            roofplan::detail::fail(where, ": expected 1 <= largest_ok < smallest_failed, got ", s.largest_ok, " and ",
+                                   s.smallest_failed);
+        std::vector<std::string> words;
+        {
+            const std::string command = string_field(c, "roofplan_command", where);
+            std::size_t at = 0;
+            while (at < command.size()) {
+                const std::size_t end = std::min(command.find(' ', at), command.size());
+                if (end > at) words.push_back(command.substr(at, end - at));
+                at = end + 1;
+            }
+        }
+        const auto option = [&](std::string_view a, std::string_view b) -> const std::string* {
+            for (std::size_t k = 0; k + 1 < words.size(); ++k)
+                if (words[k] == a || words[k] == b) return &words[k + 1];
+            return nullptr;
+        };
+        const auto required = [&](std::string_view a, std::string_view b) -> const std::string& {
+            const std::string* v = option(a, b);
+            if (!v) roofplan::detail::fail(where, ".roofplan_command: no ", a, " option");
+            return *v;
+        };
+        s.model = required("--model", "-m");
+        s.precision = parse_precision(required("--precision", "-p"));
+        if (const std::string* mode = option("--mode", "--mode")) s.mode = parse_mode(*mode);
+        if (const std::string* opt = option("--optimizer", "--optimizer")) s.optimizer = parse_optimizer(*opt);
+        if (const std::string* runtime = option("--runtime", "--runtime")) s.runtime = parse_runtime(*runtime);
+        if (const std::string* seq = option("--seq", "-s")) {
+            try {
+                s.seq = std::stoll(*seq);
+            } catch (const std::exception&) {
+                roofplan::detail::fail(where, ".roofplan_command: the sequence length '", *seq, "' is not a number");
+            }
+        }
+        out.push_back(s);
+    }
+    return out;
+}
+/// The largest-batch cases of a memory benchmark report file.
+inline std::vector<validation::MaxBatchSample> read_max_batch_samples(const std::string& file) {
+    return max_batch_samples(parse(read_text(file), file), file);
 }
 
 }  // namespace roofplan::io

@@ -17,6 +17,7 @@
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/device/device.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -37,33 +38,45 @@ struct WorkspaceFigure {
 };
 
 namespace context_data {
-// NVML used − torch reserved, the largest over the 19 eager cases of one process (all libraries loaded),
-// and datasheet memory − NVML total (141 GiB − 143,771 MiB; 80 GiB − 81,559 MiB).
-inline constexpr std::int64_t h200_process_bytes = 1'490'944'000;
-inline constexpr std::int64_t h200_hidden_bytes = (144'384LL - 143'771LL) << 20;
-inline constexpr std::int64_t h100_process_bytes = 1'349'320'704;
-inline constexpr std::int64_t h100_hidden_bytes = (81'920LL - 81'559LL) << 20;
+// Two terms, both in cudaMemGetInfo's frame (what PyTorch's allocator sees):
+//  * the process: NVML used - torch reserved while a step runs, the largest over the 19 eager cases of one process
+//    (every library and the kernels they load lazily), less NVML total - cudaMemGetInfo total (memory NVML counts
+//    as used before any process runs): H200 1,490,944,000 - (143,771 MiB - 150,109,880,320 B); H100 1,349,320,704
+//    - (81,559 MiB - 85,017,493,504 B).  Both come to 0.845 GB.  Checks: a bare process with cuBLAS and cuDNN
+//    initialised uses 0.73 GB (validation/results/2026-11-23-*-memory, `context`), less than a real step that
+//    loads more kernels; at the largest batch that trained (same files, `max_batch`), cudaMemGetInfo total - torch
+//    reserved was >= 0.852 GB on both GPUs, which bounds the process term from above;
+//  * hidden: the datasheet memory (Device::memory(), what roofplan compares with) - cudaMemGetInfo total.
+inline constexpr std::int64_t h200_process_bytes = 1'490'944'000 - ((143'771LL << 20) - 150'109'880'320LL);
+inline constexpr std::int64_t h200_hidden_bytes = (144'384LL << 20) - 150'109'880'320LL;
+inline constexpr std::int64_t h100_process_bytes = 1'349'320'704 - ((81'559LL << 20) - 85'017'493'504LL);
+inline constexpr std::int64_t h100_hidden_bytes = (81'920LL << 20) - 85'017'493'504LL;
 inline constexpr std::string_view h200_source =
     "validation/results/2026-11-23-h200-e2e/e2e_eager_h200.json (torch 2.11.0+cu130, cuDNN 9.19, driver "
-    "580.159.04, 2026-11-23): NVML used - torch reserved, largest over the 19 cases (1,490,944,000 B), plus "
-    "datasheet 141 GiB - NVML total 143,771 MiB (613 MiB)";
+    "580.159.04, 2026-11-23): the process's 0.845 GB (NVML used - torch reserved, largest over the 19 cases, in "
+    "cudaMemGetInfo's frame) plus datasheet 141 GiB - cudaMemGetInfo total 150,109,880,320 B (1.29 GB)";
 inline constexpr std::string_view h100_source =
     "validation/results/2026-11-23-h100-e2e/e2e_eager_h100.json (torch 2.11.0+cu130, cuDNN 9.19, driver "
-    "580.159.04, 2026-11-23): NVML used - torch reserved, largest over the 19 cases (1,349,320,704 B), plus "
-    "datasheet 80 GiB - NVML total 81,559 MiB (361 MiB)";
+    "580.159.04, 2026-11-23): the process's 0.845 GB (NVML used - torch reserved, largest over the 19 cases, in "
+    "cudaMemGetInfo's frame) plus datasheet 80 GiB - cudaMemGetInfo total 85,017,493,504 B (0.88 GB)";
 inline constexpr std::string_view borrowed_source =
-    "not measured on this device: the H100 SXM figure (validation/results/2026-11-23-h100-e2e), the smallest "
-    "measured Hopper context; pass a measured context (validation/memory/memory_bench.py) to replace it";
+    "not measured on this device: the H100 SXM's process context (0.845 GB, torch 2.11 + CUDA 13) plus the "
+    "H100's hidden share of its memory (1.03%); pass a measured context (validation/memory/memory_bench.py) to "
+    "replace it";
 }  // namespace context_data
 
-/// The measured context for `device` (H200, H100 SXM), or the H100 SXM figure marked as borrowed.
+/// The measured context for `device` (H200, H100 SXM), or one borrowed from the H100 SXM: its process context and
+/// its hidden memory as a share of the device's.
 inline ContextFigure default_context(const Device& device) {
     using namespace context_data;
     if (device.answers_to("h200"))
         return {h200_process_bytes + h200_hidden_bytes, h200_source, true};
     if (device.answers_to("h100-sxm"))
         return {h100_process_bytes + h100_hidden_bytes, h100_source, true};
-    return {h100_process_bytes + h100_hidden_bytes, borrowed_source, false};
+    const double hidden_share = static_cast<double>(h100_hidden_bytes) / static_cast<double>(81'920LL << 20);
+    const auto hidden = static_cast<std::int64_t>(hidden_share * static_cast<double>(std::max<std::int64_t>(
+                                                                     0, device.memory().value())));
+    return {h100_process_bytes + hidden, borrowed_source, false};
 }
 
 /// The cuBLAS and cuBLASLt workspace sizes PyTorch chooses on `device` (CublasHandlePool.cpp).

@@ -46,7 +46,7 @@ struct MemoryRequest {
     /// 1 in inference.  A process that trained before keeps the autograd thread's workspace (2).
     int blas_threads = 0;
     /// How the framework code is written; default: implementation_of(model).
-    std::optional<Implementation> implementation;
+    std::optional<Implementation> implementation{};
 };
 
 /// The device-level figures: its memory, the context outside the allocator, the library workspaces.
@@ -88,6 +88,16 @@ struct MaxBatch {
     byte_count missing{};            ///< when none fits: what batch 1 lacks (its total beyond the memory)
     MemoryEstimate at{};             ///< the estimate at `batch` (at 1 when none fits)
     int evaluations = 0;             ///< replays the search made
+};
+
+/// A tensor a layer keeps for its backward, at a batch.
+struct SavedTensorInfo {
+    std::int64_t bytes = 0;          ///< at the request's batch (the requested size, before the allocator's rounding)
+    std::int64_t bytes_per_sample = 0;
+    /// Whose tensor it is: 0 the batch, v the output of node v−1 (the layer's own output or an input it read), or
+    /// no_node: the layer's own (a cast copy of its input, statistics, a dropout mask, pooling indices).
+    std::uint32_t value = no_node;
+    int shared = 0;  ///< how many other layers keep the same tensor (an in-place ReLU's output, say)
 };
 
 /// A model compiled for memory estimates.  Keeps a pointer to the model, which must outlive it.
@@ -147,6 +157,31 @@ public:
         out.batch = lo;
         request.batch = lo;
         out.at = (*this)(request, device);
+        return out;
+    }
+
+    /// What node `node` keeps for its backward in a training step of `request` (empty in inference).  Errors: a
+    /// node out of range, and those of operator().
+    [[nodiscard]] std::vector<SavedTensorInfo> saved_tensors(const MemoryRequest& request, const DeviceMemory& device,
+                                                           std::size_t node) const {
+        check(request, device);
+        if (node >= model_->size())
+            detail::fail("node ", static_cast<std::int64_t>(node), " is out of range: model '", model_->id(), "' has ",
+                         static_cast<std::int64_t>(model_->size()), " nodes");
+        const Tape& tape = tape_for(settings_of(request, device.workspaces));
+        std::vector<SavedTensorInfo> out;
+        if (node >= tape.saved.size()) return out;
+        for (const SavedTensor& s : tape.saved[node]) {
+            SavedTensorInfo info;
+            const AffineBytes& b = tape.tensors[s.tensor].bytes;
+            info.bytes = b.at(request.batch);
+            info.bytes_per_sample = b.per_sample;
+            info.value = s.value;
+            for (std::size_t other = 0; other < tape.saved.size(); ++other)
+                if (other != node)
+                    for (const SavedTensor& o : tape.saved[other]) info.shared += o.tensor == s.tensor ? 1 : 0;
+            out.push_back(info);
+        }
         return out;
     }
 

@@ -104,6 +104,7 @@ public:
         walk_.record_into(tape_.first_step);
         step(true);
         walk_.record_into(tape_.steady_step);
+        for (auto& saved : tape_.saved) saved.clear();  // keep the steady step's
         step(false);
         return std::move(tape_);
     }
@@ -178,6 +179,7 @@ private:
         v.elements = in.elements();
         v.dtype = DType::f32;
         v.tensor = walk_.make(per_sample_bytes(v.elements, tokens ? 8 : 4), Category::inputs);
+        walk_.holds(v.tensor, 0);
         persistent_.push_back(v.tensor);
         if (tokens && impl.attention_mask)
             persistent_.push_back(walk_.make(per_sample_bytes(v.elements, 8), Category::inputs));

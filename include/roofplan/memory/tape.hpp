@@ -85,6 +85,14 @@ struct Event {
     std::uint32_t node = no_node;
 };
 
+/// A tensor a node saved for its backward, and whose tensor it is.
+struct SavedTensor {
+    std::uint32_t tensor = 0;
+    /// The model value it is (0: the batch, v: node v−1's output), or no_node: the node's own tensor (a cast
+    /// copy, statistics, a mask, indices).
+    std::uint32_t value = no_node;
+};
+
 /// A recorded step: its tensors and its events in three parts (setup, first step, steady step).
 struct Tape {
     struct Tensor {
@@ -94,6 +102,7 @@ struct Tape {
     std::vector<Tensor> tensors;
     std::vector<Event> setup, first_step, steady_step;
     bool exact = false;  ///< no allocator: blocks are the requested bytes, reserved = allocated (the ideal runtime)
+    std::vector<std::vector<SavedTensor>> saved;  ///< per node, what it saved in the steady step (training)
 };
 
 /// The figures of a replay at one batch.

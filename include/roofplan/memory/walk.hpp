@@ -117,6 +117,7 @@ public:
     TensorId declare(AffineBytes bytes, Category category) {
         tape_->tensors.push_back({bytes, category});
         refs_.push_back(0);
+        value_of_.push_back(no_node);
         return static_cast<TensorId>(tape_->tensors.size() - 1);
     }
     void allocate(TensorId t) {
@@ -143,6 +144,7 @@ public:
 
     // --- saved for backward ------------------------------------------------------------------------------
     void begin_nodes(std::size_t n) {
+        tape_->saved.assign(n, {});
         saved_.assign(n, {});
         groups_.assign(n, {});
         saved_count_.assign(tape_->tensors.size(), 0);
@@ -158,6 +160,7 @@ public:
         if (!training() || t == no_tensor) return;
         retain(t);
         saved_[node_].push_back(t);
+        if (node_ < tape_->saved.size()) tape_->saved[node_].push_back({t, value_of_[t]});
         if (t >= saved_count_.size()) saved_count_.resize(tape_->tensors.size(), 0);
         saved_count_[t] += 1;
         if (category(t) == Category::transient) tape_->tensors[t].category = Category::saved_activations;
@@ -196,8 +199,11 @@ public:
         out.elements = elements;
         out.dtype = dtype;
         out.tensor = make(per_sample_bytes(elements, width(dtype)));
+        value_of_[out.tensor] = v;
         return out.tensor;
     }
+    /// Tensor `t` holds value `v` (the batch: value 0).
+    void holds(TensorId t, std::uint32_t v) { value_of_[t] = v; }
     /// Value `v` is `from`'s tensor (an in-place op, a view).
     void alias(std::uint32_t v, std::uint32_t from) {
         Value& out = values[v];
@@ -279,6 +285,7 @@ private:
     std::vector<std::vector<TensorId>> saved_;
     std::vector<std::vector<std::size_t>> groups_;
     std::vector<int> saved_count_;
+    std::vector<std::uint32_t> value_of_;  ///< per tensor, the value it was made for (no_node: none)
 };
 
 }  // namespace roofplan::memory

@@ -47,7 +47,8 @@ struct PlanWorkload {
     Mode mode = Mode::train;
     Precision precision = Precision::fp32;
     Optimizer optimizer = Optimizer::sgd;
-    byte_count reserved = units::bytes(std::int64_t{1} << 30);  ///< framework memory besides tensors
+    Runtime runtime = Runtime::ideal;  ///< how the framework runs it (PredictRequest::runtime)
+    std::optional<memory::ContextFigure> context{};  ///< memory outside the allocator; none: the device's figure
     std::int64_t batch_per_gpu = 0;  ///< give this or global_batch
     std::int64_t global_batch = 0;   ///< split evenly over an option's GPUs
     double dataset = 0;              ///< samples per epoch (training; with epochs)
@@ -300,7 +301,7 @@ inline void fill_figures(const ParallelPrediction& p, const PlanCandidate& k, co
     o.throughput = p.throughput_samples_per_s;
     o.scaling_efficiency = p.scaling_efficiency;
     o.comm_fraction = p.comm_fraction;
-    o.memory_bytes = static_cast<double>(p.gpu.memory.total().value());
+    o.memory_bytes = static_cast<double>(p.gpu.memory.total.value());
     o.capacity_bytes = static_cast<double>(p.gpu.capacity.value());
     o.max_batch = p.gpu.max_batch;
     o.power_w = p.gpu.power.value() * k.gpus;
@@ -378,7 +379,8 @@ inline PlanOption evaluate_option(const Predictor& predictor, const PlanCandidat
     request.precision = w.precision;
     request.mode = w.mode;
     request.optimizer = w.optimizer;
-    request.reserved = w.reserved;
+    request.runtime = w.runtime;
+    request.context = w.context;
     ParallelPrediction p;
     try {
         if (!supports(k.device, w.precision, w.mode)) (void)math_class(k.device, w.precision, w.mode);  // the reason

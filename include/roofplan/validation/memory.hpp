@@ -87,4 +87,64 @@ inline std::vector<CaseComparison> memory_cases(const std::vector<MemoryComparis
     return out;
 }
 
+/// One case of the largest-batch search on the device (validation/memory/memory_bench.py, `max_batch`): the
+/// largest batch whose training step ran, and the smallest that ran out of memory.
+struct MaxBatchSample {
+    std::string where;
+    std::string id;
+    std::string model;
+    std::int64_t seq = 0;  ///< 0: the model's default
+    Mode mode = Mode::train;
+    Precision precision = Precision::fp32;
+    Optimizer optimizer = Optimizer::sgd;
+    Runtime runtime = Runtime::eager;
+    std::int64_t largest_ok = 0;       ///< ran
+    std::int64_t smallest_failed = 0;  ///< torch.cuda.OutOfMemoryError
+};
+
+/// A largest-batch case beside MemoryModel::max_batch.
+struct MaxBatchComparison {
+    MaxBatchSample sample;
+    std::int64_t predicted = 0;
+    /// predicted / largest batch that ran − 1.
+    [[nodiscard]] double error() const {
+        return static_cast<double>(predicted) / static_cast<double>(sample.largest_ok) - 1.0;
+    }
+    /// The prediction lies between the largest batch that ran and the smallest that failed (the search's bracket).
+    [[nodiscard]] bool in_bracket() const {
+        return predicted >= sample.largest_ok && predicted < sample.smallest_failed;
+    }
+};
+
+/// MemoryModel::max_batch for every sample on `device` (its memory and context decide the answer).
+inline std::vector<MaxBatchComparison> compare_max_batch(const std::vector<MaxBatchSample>& samples,
+                                                         const memory::DeviceMemory& device) {
+    std::vector<MaxBatchComparison> out;
+    for (const MaxBatchSample& s : samples) {
+        const Model model = models::build(s.model, {.seq = s.seq});
+        memory::MemoryRequest r;
+        r.precision = s.precision;
+        r.mode = s.mode;
+        r.optimizer = s.optimizer;
+        r.runtime = s.runtime;
+        out.push_back({s, memory::MemoryModel(model).max_batch(r, device).batch});
+    }
+    return out;
+}
+
+/// The comparisons as generic cases (group "memory.max_batch", in samples), for summarize().
+inline std::vector<CaseComparison> max_batch_cases(const std::vector<MaxBatchComparison>& comparisons) {
+    std::vector<CaseComparison> out;
+    for (const MaxBatchComparison& c : comparisons) {
+        CaseComparison k;
+        k.group = "memory.max_batch";
+        k.label = c.sample.id;
+        k.unit = "samples";
+        k.measured = static_cast<double>(c.sample.largest_ok);
+        k.predicted = static_cast<double>(c.predicted);
+        out.push_back(k);
+    }
+    return out;
+}
+
 }  // namespace roofplan::validation
