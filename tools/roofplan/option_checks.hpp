@@ -47,7 +47,7 @@ inline CLI::Validator integer_in(std::int64_t low, std::int64_t high) {
                               text, "'");
             return {};
         },
-        joined("INT in [", std::to_string(low), ", ", std::to_string(high), "]"));
+        joined("[", std::to_string(low), ", ", std::to_string(high), "]"));
 }
 
 /// A count that must be >= 1 (a batch): "--batch: must be an integer >= 1, got '0'" (and at most `high`).
@@ -80,7 +80,7 @@ inline CLI::Validator number_in(double low, double high, bool low_open) {
                 return joined("must be a number in ", range, ", got '", text, "'");
             return {};
         },
-        joined("NUMBER in ", range));
+        range);
 }
 
 /// An enum option: the value must name one of E's values ("--data-parallel: unknown data-parallel mode 'fsdp';

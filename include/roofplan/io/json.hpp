@@ -197,7 +197,8 @@ inline constexpr std::size_t max_devices_per_file = 100'000;
 inline std::vector<Device> devices_from_json(const json& j, const std::string& file) {
     std::vector<Device> out;
     if (j.is_object() && j.contains("devices")) {
-        reject_unknown_fields(j, file + ": ", {"schema", "description", "units", "references", "devices"});
+        // (besides the devices: what data/devices.json documents, and the derivation roofplan-bench writes)
+        reject_unknown_fields(j, file + ": ", {"schema", "description", "units", "references", "derivation", "devices"});
         if (j.contains("schema") && j.at("schema") != "roofplan-devices/1")
             roofplan::detail::fail(file, ": .schema: expected \"roofplan-devices/1\", got ", shorten(j.at("schema")));
         const json& list = j.at("devices");
