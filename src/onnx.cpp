@@ -669,12 +669,13 @@ private:
             name.replace(name.size() - 3, 3, "gelu");
         if (name.size() > 60) name = name.substr(name.size() - 60);
         std::string unique = name;
-        for (int k = 2; model_.find(unique); ++k) unique = name + ":" + std::to_string(k);
+        for (int k = 2; layer_names_.count(unique); ++k) unique = name + ":" + std::to_string(k);  // (hashed: linear time)
         bool from_input = true;
         for (const auto& in : n.input())
             if (!in.empty() && !is_constant(in) && !data_inputs_.count(in)) from_input = false;
         try {
             model_.add(LayerName(unique), layer, !from_input, repeat);
+            layer_names_.insert(unique);
         } catch (const roofplan::invalid_argument& e) {
             fail(file_, ": node '", n.name(), "' (", n.op_type(), "): ", e.what());
         }
@@ -1072,6 +1073,7 @@ private:
     OnnxOptions o_;
     OnnxImport result_;
     Model model_;
+    std::unordered_set<std::string> layer_names_;  ///< the names model_ holds (Model::find is a linear search)
     std::size_t index_ = 0;
     std::set<std::string> initializers_, data_inputs_, param_inputs_;
     std::unordered_set<std::string> constant_;
