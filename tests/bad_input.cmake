@@ -27,9 +27,9 @@ bad_input_case(size.dev_zero "/dev/zero: larger than 64 MiB" devices --device-fi
 
 # --- device figures out of their physical range (was: NaN, inf, negative capacity, "internal error") ---------------
 set(dev predict -m resnet50 -d my-gpu --device-file)
-bad_input_case(range.peak_tiny "device_peak_tiny.json: .devices.0. 'my-gpu': peak.fp32 must be in .1e-4, 1e5. TFLOPS" ${dev} ${bad_dir}/device_peak_tiny.json)
-bad_input_case(range.bandwidth_tiny "bandwidth_gb_s must be in .0.01, 1e6. GB/s" ${dev} ${bad_dir}/device_bandwidth_tiny.json)
-bad_input_case(range.memory_huge "memory_gib must be in .0.01, 1e5. GiB" ${dev} ${bad_dir}/device_memory_huge.json)
+bad_input_case(range.peak_tiny "device_peak_tiny.json: .devices.0. 'my-gpu': peak.fp32 must be a positive number in .1e-4, 1e5. TFLOPS" ${dev} ${bad_dir}/device_peak_tiny.json)
+bad_input_case(range.bandwidth_tiny "bandwidth_gb_s must be a positive number in .0.01, 1e6. GB/s" ${dev} ${bad_dir}/device_bandwidth_tiny.json)
+bad_input_case(range.memory_huge "memory_gib must be a positive number in .0.01, 1e5. GiB" ${dev} ${bad_dir}/device_memory_huge.json)
 bad_input_case(range.number_1e400 "device_1e400.json: a number out of range .*numbers must fit a double" ${dev} ${bad_dir}/device_1e400.json)
 bad_input_case(range.compute_capability "devices.0..compute_capability: expected \"major.minor\" .*got '9.x'" ${dev} ${bad_dir}/device_cc_text.json)
 bad_input_case(range.model_params "model_huge_embedding.json: 4611686018427387904 trainable parameters, more than 2.40"

@@ -51,8 +51,8 @@ TEST_CASE("device figures lie within physical ranges; names are printable") {
                                      {"bandwidth_gb_s", 5e-324}, {"tdp_w", 1e9}, {"boost_clock_mhz", 1e12}}) {
         io::json bad = base;
         bad[key] = value;
-        CHECK_THROWS_WITH_AS(io::device_from_json(bad), doctest::Contains(std::string(key) + " must be a positive number in"),
-                             Error);
+        const std::string expected = std::string(key) + " must be a positive number in";
+        CHECK_THROWS_WITH_AS(io::device_from_json(bad), doctest::Contains(expected.c_str()), Error);
     }
     io::json bad = base;
     bad["peak"]["bf16_tensor"] = 5e-324;
