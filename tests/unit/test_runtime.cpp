@@ -83,6 +83,32 @@ TEST_CASE("timeline: busy + idle = step, host-bound at batch 1, GPU-bound at a l
     CHECK(large.step_time.value() > small.step_time.value());
 }
 
+TEST_CASE("a training batch norm pays its module call and autograd node once, its other kernels the launch only") {
+    const Model m = models::build("resnet50");
+    HostCosts h;
+    for (Precision p : {Precision::fp32, Precision::amp_fp16, Precision::amp_bf16}) {
+        const LoweredStep s = lower(m, 8, {p, Mode::train, Optimizer::sgd}, Runtime::eager);
+        double forward = 0, backward = 0;
+        int calls = 0;
+        for (const Kernel& k : s.kernels) {
+            if (k.call != HostCall::batch_norm) continue;
+            (k.part == StepPart::forward ? forward : backward) += host_cost(k, h);
+            calls += k.host == HostOp::module;
+        }
+        CHECK(calls == 53);
+        int launches_forward = 0, launches_backward = 0;
+        for (const Kernel& k : s.kernels)
+            if (k.call == HostCall::batch_norm) ++(k.part == StepPart::forward ? launches_forward : launches_backward);
+        CHECK(forward == doctest::Approx(53 * h.batch_norm_forward_s + launches_forward * h.launch_s));
+        CHECK(backward == doctest::Approx(53 * h.batch_norm_backward_s + launches_backward * h.launch_s));
+    }
+    // Inference keeps the generic module call; a compiled step launches without the module's Python.
+    for (const Kernel& k : lower(m, 8, {Precision::fp32, Mode::infer, Optimizer::sgd}, Runtime::eager).kernels)
+        CHECK(k.call == HostCall::generic);
+    for (const Kernel& k : lower(m, 8, {Precision::amp_bf16, Mode::train, Optimizer::sgd}, Runtime::compiled).kernels)
+        CHECK(k.call == HostCall::generic);
+}
+
 TEST_CASE("runtimes order as they should: ideal <= compiled <= eager, fewer kernels when compiled") {
     const Model m = models::build("bert-base");
     for (Mode mode : {Mode::train, Mode::infer}) {

@@ -40,7 +40,13 @@ struct Timeline {
 
 /// The host's cost before launching `k`.
 inline double host_cost(const Kernel& k, const HostCosts& h) {
+    if (k.host == HostOp::graph) return h.graph_s;
     double t = 0;
+    if (k.call == HostCall::batch_norm) {  // the kind's own cost once per call and per node, then launches only
+        if (k.host == HostOp::module) t = h.batch_norm_forward_s;
+        if (k.host == HostOp::backward) t = h.batch_norm_backward_s;
+        return t + h.launch_s;
+    }
     switch (k.host) {
         case HostOp::none:  // a further kernel of the same op; in the backward every kernel is an autograd call
             if (k.part == StepPart::backward) t = h.backward_s;

@@ -264,7 +264,8 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
                                {"per_tensor_s", &c.per_tensor_s}, {"adam_per_tensor_s", &c.adam_per_tensor_s},
                                {"launch_s", &c.launch_s}, {"graph_s", &c.graph_s}, {"graph_node_s", &c.graph_node_s},
                                {"sync_s", &c.sync_s}, {"view_s", &c.view_s}, {"container_s", &c.container_s},
-                               {"silent_node_s", &c.silent_node_s}})
+                               {"silent_node_s", &c.silent_node_s}, {"batch_norm_forward_s", &c.batch_norm_forward_s},
+                               {"batch_norm_backward_s", &c.batch_norm_backward_s}})
         if (h.contains(std::string(key))) *target = detail::number(h, key, root + ".host");
     if (h.contains("source") && h.at("source").is_string())
         c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
@@ -372,7 +373,9 @@ inline json to_json(const EfficiencyProfile& p) {
                        {"optimizer_s", h.optimizer_s}, {"per_tensor_s", h.per_tensor_s},
                        {"adam_per_tensor_s", h.adam_per_tensor_s}, {"launch_s", h.launch_s}, {"graph_s", h.graph_s},
                        {"graph_node_s", h.graph_node_s}, {"sync_s", h.sync_s}, {"view_s", h.view_s},
-                       {"container_s", h.container_s}, {"silent_node_s", h.silent_node_s}, {"source", h.source.view()}};
+                       {"container_s", h.container_s}, {"silent_node_s", h.silent_node_s},
+                       {"batch_norm_forward_s", h.batch_norm_forward_s}, {"batch_norm_backward_s", h.batch_norm_backward_s},
+                       {"source", h.source.view()}};
     }
     return out;
 }

@@ -66,6 +66,7 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training) {
     // CUDA graphs: one launch per replayed graph (forward; backward), no per-op dispatch inside.
     StepPart last = StepPart::optimizer;
     for (Kernel& k : out) {
+        k.call = HostCall::generic;  // compiled code launches the kernels without the modules' Python
         if (k.part == StepPart::optimizer) continue;
         k.host = k.part != last ? HostOp::graph : HostOp::none;
         last = k.part;

@@ -176,24 +176,29 @@ inline void rule(Emitter& e, const At& at, const BatchNorm2d& l) {
         e.forward(stream_kernel(kind, native ? HostOp::none : HostOp::module, "batch norm", width * elements, width * elements, 2 * elements));
         return;
     }
+    // In training the module call and its autograd node cost the host far more than a generic op's (measured on
+    // their own: HostCosts::batch_norm_forward_s, _backward_s); every kernel below is theirs.
+    const auto call = [](Kernel k) {
+        k.call = HostCall::batch_norm;
+        return k;
+    };
     // _BatchNorm.forward counts the batches in Python before the kernel (`num_batches_tracked.add_(1)`).
-    // A plain tensor op inside the module's forward: timed as an op dispatched inside another.
-    e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "count batches", 8, 8, 1));
+    e.forward(call(stream_kernel(KernelClass::elementwise, HostOp::internal, "count batches", 8, 8, 1)));
     if (!native) {
         const bool channels_last = e.amp();
-        e.forward(stream_kernel(kind, HostOp::module, "batch norm", width * elements, width * elements + 8 * channels, 5 * elements));
-        if (channels_last) e.forward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm workspace", 0, 8 * channels));
-        e.backward(stream_kernel(kind, HostOp::backward, "batch norm backward", 2 * width * elements, width * elements, 8 * elements));
-        if (channels_last) e.backward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm workspace", 0, 8 * channels));
+        e.forward(call(stream_kernel(kind, HostOp::module, "batch norm", width * elements, width * elements + 8 * channels, 5 * elements)));
+        if (channels_last) e.forward(call(stream_kernel(KernelClass::memset, HostOp::none, "batch norm workspace", 0, 8 * channels)));
+        e.backward(call(stream_kernel(kind, HostOp::backward, "batch norm backward", 2 * width * elements, width * elements, 8 * elements)));
+        if (channels_last) e.backward(call(stream_kernel(KernelClass::memset, HostOp::none, "batch norm workspace", 0, 8 * channels)));
         return;
     }
-    e.forward(stream_kernel(kind, HostOp::module, "batch norm statistics", width * elements, 8 * channels, 3 * elements));
-    e.forward(stream_kernel(kind, HostOp::none, "batch norm transform", width * elements + 16 * channels, width * elements, 2 * elements));
-    e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "running statistics", 16 * channels, 8 * channels, 4 * channels));
-    e.forward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm fill", 0, 4));
-    e.backward(stream_kernel(kind, HostOp::backward, "batch norm backward reduce", 2 * width * elements, 16 * channels, 4 * elements));
-    e.backward(stream_kernel(kind, HostOp::none, "batch norm backward elementwise", 2 * width * elements + 24 * channels, width * elements, 4 * elements));
-    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "batch norm fill", 0, 4));
+    e.forward(call(stream_kernel(kind, HostOp::module, "batch norm statistics", width * elements, 8 * channels, 3 * elements)));
+    e.forward(call(stream_kernel(kind, HostOp::none, "batch norm transform", width * elements + 16 * channels, width * elements, 2 * elements)));
+    e.forward(call(stream_kernel(KernelClass::elementwise, HostOp::internal, "running statistics", 16 * channels, 8 * channels, 4 * channels)));
+    e.forward(call(stream_kernel(KernelClass::memset, HostOp::none, "batch norm fill", 0, 4)));
+    e.backward(call(stream_kernel(kind, HostOp::backward, "batch norm backward reduce", 2 * width * elements, 16 * channels, 4 * elements)));
+    e.backward(call(stream_kernel(kind, HostOp::none, "batch norm backward elementwise", 2 * width * elements + 24 * channels, width * elements, 4 * elements)));
+    e.backward(call(stream_kernel(KernelClass::memset, HostOp::none, "batch norm fill", 0, 4)));
 }
 
 /// The tanh-form GELU written out as tensor ops (Hugging Face's NewGELUActivation, GPT-2):

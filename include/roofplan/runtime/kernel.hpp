@@ -62,6 +62,15 @@ enum class HostOp : std::uint8_t {
 };
 inline constexpr std::size_t host_op_count = 6;
 
+/// Whose host cost a kernel's operation has: the generic cost of its `HostOp`, or that of a layer kind whose
+/// module call and autograd node were measured on their own (validation/e2e/host_bench.py) because they cost far
+/// more than the generic ones.  A kernel of such a call pays the kind's cost once (on the kernel issued by the
+/// module call in the forward, and by the autograd node in the backward); its other kernels pay the launch only.
+enum class HostCall : std::uint8_t {
+    generic,
+    batch_norm,  ///< nn.BatchNorm2d in training: the module's Python (counting, momentum), the backend's checks
+};
+
 /// Which part of a step a kernel belongs to.
 enum class StepPart : std::uint8_t { forward, backward, optimizer };
 template <>
@@ -100,6 +109,7 @@ struct Kernel {
     /// calls (a transformer block's nesting), autograd nodes that launch nothing (the backward of views and adds).
     std::uint8_t views = 0, containers = 0, silent_backward_nodes = 0;
     KernelRole role = KernelRole::other;
+    HostCall call = HostCall::generic;  ///< whose host costs the operation that issues it has
 
     [[nodiscard]] constexpr double bytes() const { return bytes_read + bytes_written; }
     /// Whether a backward kernel computes or converts a weight gradient (the layer's backward-weight pass).
