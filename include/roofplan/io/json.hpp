@@ -254,18 +254,23 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
     if (!j.contains("host")) return;
     const json& h = j.at("host");
     if (!h.is_object()) roofplan::detail::fail(root, ".host: expected an object of host costs in seconds");
-    reject_unknown_fields(h, root + ".host",
-                          {"module_s", "internal_s", "backward_s", "optimizer_s", "per_tensor_s", "adam_per_tensor_s",
-                           "launch_s", "graph_s", "graph_node_s", "sync_s", "view_s", "container_s", "silent_node_s",
-                           "source"});
     HostCosts& c = p.host;
-    for (auto [key, target] : {std::pair<std::string_view, double*>{"module_s", &c.module_s}, {"internal_s", &c.internal_s},
-                               {"backward_s", &c.backward_s}, {"optimizer_s", &c.optimizer_s},
-                               {"per_tensor_s", &c.per_tensor_s}, {"adam_per_tensor_s", &c.adam_per_tensor_s},
-                               {"launch_s", &c.launch_s}, {"graph_s", &c.graph_s}, {"graph_node_s", &c.graph_node_s},
-                               {"sync_s", &c.sync_s}, {"view_s", &c.view_s}, {"container_s", &c.container_s},
-                               {"silent_node_s", &c.silent_node_s}, {"batch_norm_forward_s", &c.batch_norm_forward_s},
-                               {"batch_norm_backward_s", &c.batch_norm_backward_s}})
+    // One table names every host cost: the accepted fields of the error message come from it, so they cannot drift.
+    const std::pair<std::string_view, double*> fields[] = {
+        {"module_s", &c.module_s},         {"internal_s", &c.internal_s},
+        {"backward_s", &c.backward_s},     {"optimizer_s", &c.optimizer_s},
+        {"per_tensor_s", &c.per_tensor_s}, {"adam_per_tensor_s", &c.adam_per_tensor_s},
+        {"launch_s", &c.launch_s},         {"graph_s", &c.graph_s},
+        {"graph_node_s", &c.graph_node_s}, {"sync_s", &c.sync_s},
+        {"view_s", &c.view_s},             {"container_s", &c.container_s},
+        {"silent_node_s", &c.silent_node_s},
+        {"batch_norm_forward_s", &c.batch_norm_forward_s},
+        {"batch_norm_backward_s", &c.batch_norm_backward_s}};
+    std::vector<std::string_view> accepted;
+    for (const auto& f : fields) accepted.push_back(f.first);
+    accepted.push_back("source");
+    reject_unknown_fields(h, root + ".host", accepted);
+    for (auto [key, target] : fields)
         if (h.contains(std::string(key))) *target = detail::number(h, key, root + ".host");
     if (h.contains("source") && h.at("source").is_string())
         c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
