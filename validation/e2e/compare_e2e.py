@@ -63,7 +63,7 @@ def rows(roofplan, profile, device, results):
     return out
 
 
-def render(table, label, tag):
+def render(table, label, tag, host_where):
     lines = [BEGIN.format(tag), "", f"Predicted with {label}. Error = measured / predicted − 1 (positive: the model is optimistic).", "",
              "| case | measured ms | predicted ms | error | host ms meas / pred | kernels meas / pred | GPU idle meas / pred | bound |",
              "|---|---|---|---|---|---|---|---|"]
@@ -79,7 +79,7 @@ def render(table, label, tag):
     lines += ["", f"Bars (issue 14): median |error| {statistics.median(errors) * 100:.1f}% (bar 10%); "
                   f"{within25} of {len(table)} cases within 25% (bar: all); kernel count within 10% in "
                   f"{kernels10} of {len(table)} (bar: all); GPU idle share within 5 points in {idle5} of {len(table)} (bar: all). "
-                  f"Host time (wall time inside step(); its costs were measured on other leases' hosts): median "
+                  f"Host time (wall time inside step(); its costs were measured on {host_where}): median "
                   f"|error| {statistics.median(host_errors) * 100:.1f}%.",
               "", END.format(tag)]
     return "\n".join(lines) + "\n"
@@ -108,7 +108,11 @@ def main():
                 sys.exit(f"roofplan calibrate failed: {fit.stderr.strip()}")
             label = "the H200 profile fitted by `roofplan calibrate` to " + ", ".join(f"`{f}`" for f in options.calibrate_from)
         label += f", predicting for {options.device}"
-        text = render(rows(options.roofplan, profile, options.device, options.results.resolve()), label, tag)
+        # Host costs fitted from a report recorded beside the e2e runs were measured on the same machine (lease).
+        results = options.results.resolve()
+        same = [f for f in options.calibrate_from if pathlib.Path(ROOT, f).resolve().parent == results]
+        host_where = f"this lease's host ({', '.join(pathlib.Path(f).name for f in same)})" if same else "other leases' hosts"
+        text = render(rows(options.roofplan, profile, options.device, results), label, tag, host_where)
     target = options.check or options.write
     if not target:
         print(text, end="")
