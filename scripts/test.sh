@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
-scripts/setup.sh build-ci -DROOFPLAN_WARNINGS_AS_ERRORS=ON
+scripts/setup.sh build-ci -DROOFPLAN_WARNINGS_AS_ERRORS=ON -DROOFPLAN_REQUIRE_FEATURES=ON
 cmake --build build-ci --target all_verify_interface_header_sets -j"$jobs"
 (cd build-ci && ctest --output-on-failure -j"$jobs")
 
@@ -14,12 +14,12 @@ scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFPLAN_SANITIZ
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j"$jobs" -E "consumer|compile_fail|nvcc|headers_self_contained")
 
-echo "== libFuzzer: the JSON and ONNX model readers and the device/system/profile readers, 20 s each on the seed corpus =="
+echo "== libFuzzer: the JSON and ONNX model readers, the device/system/profile/report readers and the command line, 20 s each on the seed corpus =="
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFPLAN_FUZZ=ON \
     -DROOFPLAN_BUILD_TESTS=OFF -DROOFPLAN_BUILD_EXAMPLES=OFF -DROOFPLAN_BUILD_TOOLS=OFF -DROOFPLAN_BUILD_BENCHMARKS=OFF \
     -DROOFPLAN_BUILD_CUDA=OFF -DROOFPLAN_INSTALL=OFF -DROOFPLAN_WITH_ONNX=ON >/dev/null
 cmake --build build-fuzz -j"$jobs"
-for reader in model-json onnx files; do
+for reader in model-json onnx files cli; do
     corpus=build-fuzz/corpus-$reader
     rm -rf "$corpus" && mkdir -p "$corpus" && cp tests/fuzz/corpus/${reader#model-}/* "$corpus"/
     build-fuzz/tests/fuzz/roofplan-fuzz-$reader -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \

@@ -43,15 +43,24 @@ inline std::string flag_name(std::string_view field) {
 /// An error's message as the CLI prints it: library fields written as the flags that give them.
 inline std::string message_of(const roofplan::Error& e) { return e.message(flag_name); }
 
+/// One run of the command line (run.hpp): the exit status the subcommand returns, and whether a subcommand, once its
+/// options are parsed and checked, does its work (an empty `may_run` lets every one run; the fuzz target of the
+/// command line skips the slow ones).
+struct Session {
+    int exit_code = 0;
+    std::function<bool(const CLI::App&)> may_run;
+};
+
 /// Runs `run` when subcommand `sub` was given; its return value becomes the process's exit status.  --json and
 /// --csv together are an error on every command.
-inline void on_run(CLI::App* sub, int& exit_code, std::function<int()> run) {
-    sub->callback([sub, &exit_code, run = std::move(run)] {
+inline void on_run(CLI::App* sub, Session& session, std::function<int()> run) {
+    sub->callback([sub, &session, run = std::move(run)] {
         const CLI::Option* as_json = sub->get_option_no_throw("--json");
         const CLI::Option* as_csv = sub->get_option_no_throw("--csv");
         if (as_json && as_csv && as_json->count() && as_csv->count())
             fail(sub->get_name(), ": give --json or --csv, not both");
-        exit_code = run();
+        if (session.may_run && !session.may_run(*sub)) return;
+        session.exit_code = run();
     });
 }
 
@@ -60,17 +69,17 @@ inline void on_run(CLI::App* sub, int& exit_code, std::function<int()> run) {
 struct Command {
     std::string name;
     std::string description;
-    std::function<void(CLI::App*, int&)> attach;
+    std::function<void(CLI::App*, Session&)> attach;
 };
 
 /// The subcommand whose flags `add_options` adds to a fresh Options and which runs `run` with them.
 template <class Options>
 Command command(std::string name, std::string description, void (*add_options)(CLI::App*, Options&),
                 int (*run)(const Options&)) {
-    return {std::move(name), std::move(description), [add_options, run](CLI::App* sub, int& exit_code) {
+    return {std::move(name), std::move(description), [add_options, run](CLI::App* sub, Session& session) {
                 auto o = std::make_shared<Options>();
                 add_options(sub, *o);
-                on_run(sub, exit_code, [o, run] { return run(*o); });
+                on_run(sub, session, [o, run] { return run(*o); });
             }};
 }
 

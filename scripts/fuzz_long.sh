@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A long fuzzing run of every libFuzzer target in a bundle (scripts/fuzz_bundle.sh): RUNS executions per target,
+# spread over JOBS parallel workers that share one growing corpus; then a summary (summary.json, summary.md) with
+# the executions, the time, the corpus growth and the crashes of each target, and the run's provenance.
+# Usage: fuzz_long.sh BUNDLE OUT [RUNS=10000000] [JOBS=nproc] [GIT_SHA=unknown] [SECONDS_PER_TARGET=0: no limit]
+# (a target stopped by the time limit reports the executions it reached; the summary says so).
+# Exit status: 0 when no target crashed, 1 otherwise (the crashing inputs are in OUT/artifacts).
+set -uo pipefail
+bundle=$(cd "$1" && pwd)
+out=$2
+runs=${3:-10000000}
+jobs=${4:-$(nproc)}
+sha=${5:-unknown}
+limit=${6:-0}
+mkdir -p "$out/artifacts"
+export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+rows=()
+table=()
+status=0
+for target in model-json onnx files cli; do
+    work=$(mktemp -d)
+    cp -r "$bundle/corpus/$target" "$work/corpus"
+    seeds=$(ls "$work/corpus" | wc -l)
+    start=$(date +%s)
+    (cd "$work" && "$bundle/roofplan-fuzz-$target" -jobs="$jobs" -workers="$jobs" -runs=$(( (runs + jobs - 1) / jobs )) \
+        -max_total_time="$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" corpus >/dev/null 2>&1)
+    seconds=$(( $(date +%s) - start ))
+    done_runs=$(cat "$work"/fuzz-*.log 2>/dev/null | awk '/stat::number_of_executed_units:/ {s += $2} END {print s + 0}')
+    crashes=$(ls "$work" | grep -cE '^(crash|leak|timeout|oom)-' || true)
+    cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$out/artifacts/" 2>/dev/null || true
+    tail -n 30 "$work"/fuzz-0.log > "$out/$target.log" 2>/dev/null || true
+    corpus=$(ls "$work/corpus" | wc -l)
+    rows+=("{\"target\": \"$target\", \"executions\": $done_runs, \"seconds\": $seconds, \"jobs\": $jobs, \"seed_inputs\": $seeds, \"corpus_after\": $corpus, \"crashes\": $crashes}")
+    table+=("| $target | $done_runs | $seconds | $jobs | $seeds | $corpus | $crashes |")
+    [[ $crashes -eq 0 ]] || status=1
+    rm -rf "$work"
+done
+cpu=$(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')
+{
+    echo "{\"tool\": \"roofplan-fuzz-long\", \"provenance\": {\"date_utc\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"git_sha\": \"$sha\","
+    echo "  \"host\": \"$(hostname) ($cpu, $(nproc) CPUs)\", \"command\": \"fuzz_long.sh BUNDLE OUT $runs $jobs $sha $limit\","
+    echo "  \"sanitizers\": \"libFuzzer + AddressSanitizer + UndefinedBehaviorSanitizer (clang, -fno-sanitize-recover=undefined)\"},"
+    echo " \"targets\": ["
+    (IFS=$',\n'; echo "  ${rows[*]}")
+    echo " ]}"
+} > "$out/summary.json"
+{
+    echo "| target | executions | seconds | workers | seed inputs | corpus after | crashes |"
+    echo "|---|---|---|---|---|---|---|"
+    printf '%s\n' "${table[@]}"
+} > "$out/summary.md"
+cat "$out/summary.md"
+exit $status
