@@ -1030,14 +1030,50 @@ def floor_cases(R):
     R.save(force=True)
 
 
+def cases_pool(R):
+    """Max pooling as the zoo's CNNs use it (ResNet k3 s2 p1, AlexNet k3 s2, VGG k2 s2), forward and backward:
+    FP32 NCHW (fp32/tf32 runs) and bf16 channels-last (autocast runs; pooling takes the conv's bf16 output).
+    Bytes as the eager lowering counts them: the forward reads the input and writes the output and its int64
+    indices (CUDA's max_pool2d always computes them); the backward reads the output gradient and the indices and
+    writes the input gradient."""
+    env = R.env
+    configs = [("resnet k3 s2 p1", 64, 112, 3, 2, 1, (4, 16, 64, 256)), ("alexnet k3 s2", 64, 55, 3, 2, 0, (16, 64, 256)),
+               ("vgg k2 s2", 64, 224, 2, 2, 0, (4, 16, 64))]
+    if env.smoke:
+        configs = [("resnet k3 s2 p1", 8, 16, 3, 2, 1, (2,))]
+    for prec, adt, layout in [("fp32", torch.float32, "nchw"), ("amp-bf16", torch.bfloat16, "nhwc")]:
+        mf = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+        e = torch.tensor([], dtype=adt).element_size()
+        for name, C, H, k, st, pad, batches in configs:
+            for N in batches:
+                Ho = (H + 2 * pad - k) // st + 1
+                n_in, n_out = N * C * H * H, N * C * Ho * Ho
+
+                def make(seed, grad=False, shp=(N, C, H, H), adt=adt, mf=mf):
+                    x = env.leaf(shp, adt, seed, False).contiguous(memory_format=mf)
+                    return [x.detach().clone(memory_format=mf).requires_grad_(True) if grad else x]
+
+                def fn(x, k=k, st=st, pad=pad):
+                    return F.max_pool2d(x, k, st, pad)
+
+                def ref(ins, k=k, st=st, pad=pad):
+                    return F.max_pool2d(ins[0], k, st, pad)
+                tol = TOL["fp32"] if prec == "fp32" else TOL["bf16"]
+                rec = {"op": "max_pool2d", "class": "pooling", "dtype": prec, "layout": layout, "config": name,
+                       "shape": [N, C, H, H], "numel": n_in, "fwd_with_grad": True,
+                       "bytes_fwd": e * n_in + (e + 8) * n_out, "bytes_bwd": (e + 8) * n_out + e * n_in,
+                       "flops_fwd": k * k * n_out, "flops_bwd": n_out}
+                autograd_pair(R, rec, (make, fn), ref, rec["bytes_fwd"], rec["bytes_bwd"], tol)
+
+
 GROUPS = {
     "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
     "bn": cases_batchnorm, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
     "embedding": cases_embedding, "ce": cases_cross_entropy, "optim": cases_optimizer, "memset": cases_memset,
-    "gemm": cases_gemm, "sdpa": cases_sdpa,
+    "gemm": cases_gemm, "sdpa": cases_sdpa, "pool": cases_pool,
 }
 ORDER = ["floor", "host", "bn", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
-         "optim", "memset", "sdpa"]
+         "optim", "memset", "sdpa", "pool"]
 
 
 def main():
