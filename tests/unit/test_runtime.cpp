@@ -180,6 +180,70 @@ TEST_CASE("kernel-class fit recovers a known curve; host fit recovers known cost
     CHECK(h.backward_s == doctest::Approx((120e-6 - 20e-6) / 5 - h.launch_s));
 }
 
+TEST_CASE("max pooling: native kernels of their own class, indices always written, a fill before the backward") {
+    const Model m = models::build("resnet50");
+    const auto pool_kernels = [&](Precision p, Mode mode, Runtime r) {
+        std::vector<Kernel> out;
+        const LoweredStep s = lower(m, 8, {p, mode, Optimizer::sgd}, r);
+        for (const Kernel& k : s.kernels)
+            if (k.what == "maxpool2d" || k.what == "zero pool input gradient" || k.kind == KernelClass::pooling_backward)
+                out.push_back(k);
+        return out;
+    };
+    // ResNet-50's one max pool (k3 s2 p1): 64 x 112 x 112 in, 64 x 56 x 56 out per sample.
+    const double in = 8.0 * 64 * 112 * 112, out = 8.0 * 64 * 56 * 56;
+    const auto fp32 = pool_kernels(Precision::fp32, Mode::train, Runtime::eager);
+    REQUIRE(fp32.size() == 3);
+    CHECK(fp32[0].kind == KernelClass::pooling);  // NCHW forward
+    CHECK(fp32[0].bytes_read == doctest::Approx(4 * in));
+    CHECK(fp32[0].bytes_written == doctest::Approx(4 * out + 8 * out));  // output and int64 indices
+    CHECK(fp32[1].kind == KernelClass::memset);  // the input gradient zeroed ...
+    CHECK(fp32[1].bytes_written == doctest::Approx(4 * in));
+    CHECK(fp32[2].kind == KernelClass::pooling_backward);  // ... then the scatter through the indices
+    CHECK(fp32[2].bytes_read == doctest::Approx(4 * out + 8 * out));
+    const auto amp = pool_kernels(Precision::amp_bf16, Mode::train, Runtime::eager);
+    REQUIRE(amp.size() == 3);
+    CHECK(amp[0].kind == KernelClass::pooling_nhwc);  // AMP CNNs run channels-last
+    CHECK(amp[0].bytes_written == doctest::Approx(2 * out + 8 * out));
+    // Eager inference computes the indices too (max_pool2d calls max_pool2d_with_indices); a compiler does not.
+    const auto infer = pool_kernels(Precision::fp32, Mode::infer, Runtime::eager);
+    REQUIRE(infer.size() == 1);
+    CHECK(infer[0].bytes_written == doctest::Approx(4 * out + 8 * out));
+    const auto compiled = pool_kernels(Precision::amp_bf16, Mode::infer, Runtime::compiled);
+    for (const Kernel& k : compiled) CHECK(k.kind != KernelClass::pooling_nhwc);
+}
+
+TEST_CASE("pooling classes are fitted from max-pool cases; the backward's fill is taken out before its fit") {
+    const Device& d = find_device("h200");
+    const double bw = d.bandwidth_gb_s * 1e9;
+    EfficiencyProfile p = default_profile(d);
+    const KernelClassCost fill = p.kernel_class[KernelClass::memset];
+    std::vector<OperatorSample> samples;
+    for (double n : {1e6, 1e7, 1e8}) {  // input elements, bf16; output a quarter of them
+        OperatorSample f;
+        f.op = "max_pool2d";
+        f.dtype = "amp-bf16";
+        f.layout = "nhwc";
+        f.numel = n;
+        f.pass = "fwd";
+        f.bytes = 2 * n + 10 * n / 4;
+        f.seconds = 10e-6 + f.bytes / (0.3 * bw);
+        samples.push_back(f);
+        OperatorSample b = f;
+        b.pass = "bwd";
+        b.kernels = 2;
+        b.bytes = 10 * n / 4 + 2 * n;
+        b.seconds = (fill.fixed_s + 2 * n / (fill.memory * bw)) + 5e-6 + b.bytes / (0.15 * bw);
+        samples.push_back(b);
+    }
+    calibration::fit_kernel_classes(samples, d, p);
+    CHECK(p.kernel_class[KernelClass::pooling_nhwc].memory == doctest::Approx(0.3).epsilon(1e-6));
+    CHECK(p.kernel_class[KernelClass::pooling_nhwc].fixed_s == doctest::Approx(10e-6).epsilon(1e-6));
+    CHECK(p.kernel_class[KernelClass::pooling_backward].memory == doctest::Approx(0.15).epsilon(1e-6));
+    CHECK(p.kernel_class[KernelClass::pooling_backward].fixed_s == doctest::Approx(5e-6).epsilon(1e-6));
+    CHECK(p.kernel_class[KernelClass::pooling].memory == default_profile(d).kernel_class[KernelClass::pooling].memory);
+}
+
 TEST_CASE("a Program (lowered at batches 1 and 2) equals a direct lowering at any batch") {
     for (const char* id : {"resnet50", "bert-squad", "gpt2"}) {
         const Model m = models::build(id);

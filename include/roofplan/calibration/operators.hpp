@@ -59,6 +59,8 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
         return std::pair{K::batch_norm, s.pass == "fwd" ? 1.5 : 5.0 / 3.0};
     if (s.op == "cross_entropy" && !amp) return std::pair{K::loss, 2.0};  // + the FP32 log-probabilities
     if (s.op == "embedding" && s.pass == "fwd") return std::pair{K::gather, 1.0};
+    if (s.op == "max_pool2d" && s.pass != "fwd") return std::pair{K::pooling_backward, 1.0};  // bytes as lowered
+    if (s.op == "max_pool2d") return std::pair{s.layout == "nhwc" ? K::pooling_nhwc : K::pooling, 1.0};
     if ((s.op == "sgd_step" || s.op == "adamw_step") && s.layout == "foreach" && s.numel > 0)  // bytes per parameter
         return std::pair{K::optimizer, (s.op == "sgd_step" ? 32.0 : 80.0) * s.numel / s.bytes};
     return std::nullopt;
@@ -85,17 +87,19 @@ inline std::pair<double, double> fit_fixed_and_slope(const std::vector<std::arra
 inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample>& samples, const Device& device,
                                                 EfficiencyProfile& profile) {
     std::map<KernelClass, std::vector<std::array<double, 3>>> rows;
+    std::vector<const OperatorSample*> pool_backward;  // fitted after the memset class (their first kernel is a fill)
     const bool any_back_to_back = std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.back_to_back; });
     for (const OperatorSample& s : samples) {
         if (any_back_to_back && !s.back_to_back) continue;  // prefer back-to-back timings where a report has them
         if (!(s.seconds > 0) || !(s.bytes > 0) || !(s.kernels >= 1))
             roofplan::detail::fail("operator case ", s.op, " ", s.pass, ": bytes, kernels and time must be positive");
-        if (const auto c = class_of(s)) rows[c->first].push_back({s.kernels, s.bytes * c->second, s.seconds});
+        const auto c = class_of(s);
+        if (c && c->first == KernelClass::pooling_backward) pool_backward.push_back(&s);
+        else if (c) rows[c->first].push_back({s.kernels, s.bytes * c->second, s.seconds});
     }
     std::vector<ClassFit> fits;
     const double bandwidth = device.bandwidth_gb_s * 1e9;
-    for (const auto& [kind, points] : rows) {
-        if (points.size() < 2) continue;
+    const auto fit_class = [&](KernelClass kind, const std::vector<std::array<double, 3>>& points) {
         const auto [fixed, slope] = detail::fit_fixed_and_slope(points);
         ClassFit f{kind, static_cast<int>(points.size()), std::clamp(1.0 / (slope * bandwidth), 1e-3, 1.0),
                    std::min(fixed, 9e-4)};
@@ -107,9 +111,22 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
         f.worst_rel_error = errors.back();
         profile.kernel_class[kind] = {f.memory, f.fixed_s};
         fits.push_back(f);
+    };
+    for (const auto& [kind, points] : rows)
+        if (points.size() >= 2) fit_class(kind, points);
+    // Pooling backward: PyTorch zeroes the input gradient (a fill, timed by the memset class as now fitted), then
+    // scatters the output gradient through the indices; the class is the scatter, the case's time less the fill.
+    std::vector<std::array<double, 3>> scatter;
+    const KernelClassCost& fill = profile.kernel_class[KernelClass::memset];
+    for (const OperatorSample* s : pool_backward) {
+        const double width = s->dtype == "fp32" ? 4.0 : 2.0;
+        const double fill_s = (fill.fixed_s >= 0 ? fill.fixed_s : profile.launch_s) +
+                              width * s->numel / (bandwidth * (fill.memory > 0 ? fill.memory : profile.memory));
+        if (s->kernels >= 2 && s->seconds > fill_s) scatter.push_back({s->kernels - 1, s->bytes, s->seconds - fill_s});
     }
-    // Classes no operator case measures take the nearest measured one: reductions and pooling stream like
-    // elementwise kernels; attention, GEMM and convolution keep the GEMM model.
+    if (scatter.size() >= 2) fit_class(KernelClass::pooling_backward, scatter);
+    // Classes no operator case measures take the nearest measured one: reductions stream like elementwise
+    // kernels; attention, GEMM and convolution keep the GEMM model.
     auto& k = profile.kernel_class;
     if (rows.contains(KernelClass::elementwise) && !rows.contains(KernelClass::reduction))
         k[KernelClass::reduction] = k[KernelClass::elementwise];

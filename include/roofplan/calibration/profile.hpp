@@ -185,6 +185,11 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
     set_class(KernelClass::memset, 0.92, 2.0e-6);
     set_class(KernelClass::gather, 0.90, 2.4e-6);
     set_class(KernelClass::loss, 0.59, 3.7e-6);
+    // Max pooling (validation/results/2026-11-23-h200-pool: ResNet, AlexNet and VGG shapes, batch 4 to 256):
+    // NCHW FP32 forward, channels-last bf16 forward, and the backward's scatter (after its fill) in either layout.
+    set_class(KernelClass::pooling, 0.435, 6.4e-6);
+    set_class(KernelClass::pooling_nhwc, 0.281, 18.9e-6);
+    set_class(KernelClass::pooling_backward, 0.146, 14.3e-6);
     switch (d.architecture) {
         case Architecture::kepler:
             set(MathClass::fp32, 0.75);

@@ -17,12 +17,28 @@
 
 #include <algorithm>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace roofplan::compiled {
 
-/// Layers are first lowered as eager PyTorch would run them; `fuse` then rewrites the step.
-inline void lower_node(Emitter& e, const Node& node) { eager::lower_node(e, node); }
+/// Layers are first lowered as eager PyTorch would run them; `fuse` then rewrites the step.  Pooling is the
+/// compiler's own generated kernel, not PyTorch's native one: it streams like a reduction, and in inference max
+/// pooling writes no indices (nothing reads them).
+inline void lower_node(Emitter& e, const Node& node) {
+    if (const auto* pool = std::get_if<Pool2D>(&node.layer)) {
+        const double w = bytes_of(e.stream());
+        const double instances = static_cast<double>(e.batch()) * static_cast<double>(node.repeat);
+        const double in = instances * static_cast<double>(pool->input_shape().elements());
+        const double out = instances * static_cast<double>(pool->output_shape().elements());
+        const double index = pool->config().kind == PoolKind::max && e.training() ? 8 * out : 0;
+        using runtime_detail::stream_kernel;
+        e.forward(stream_kernel(KernelClass::reduction, HostOp::module, pool->kind_name(), w * in, w * out + index, in));
+        e.backward(stream_kernel(KernelClass::reduction, HostOp::backward, "pool backward", w * out + index, w * in, in));
+        return;
+    }
+    eager::lower_node(e, node);
+}
 
 namespace detail {
 constexpr bool fusable(const Kernel& k) {

@@ -335,15 +335,21 @@ inline void rule(Emitter& e, const At& at, const Softmax& l) {
     e.backward(stream_kernel(KernelClass::softmax, HostOp::backward, "softmax backward", 2 * w * elements, w * elements, 3 * elements));
 }
 
-/// Pooling: max pooling writes 64-bit indices and its backward reads them.
+/// Pooling: PyTorch's native pooling kernels, classes of their own (op_bench.py's `pool` cases measure them: the
+/// backward reaches a fraction of the forward's bandwidth).  Max pooling on CUDA always computes its int64 indices
+/// (max_pool2d calls max_pool2d_with_indices, in inference too); its backward zeroes the input gradient, then
+/// scatters the output gradient through the indices.
 inline void rule(Emitter& e, const At& at, const Pool2D& l) {
     const double w = bytes_of(e.stream());
     const double in = at.instances * static_cast<double>(l.input_shape().elements());
     const double out = at.instances * static_cast<double>(l.output_shape().elements());
     const bool max = l.config().kind == PoolKind::max;
-    const double index = max && e.training() ? 8 * out : 0;
-    e.forward(stream_kernel(KernelClass::reduction, HostOp::module, l.kind_name(), w * in, w * out + index, in));
-    e.backward(stream_kernel(KernelClass::reduction, HostOp::backward, "pool backward", w * out + index, w * in, in));
+    const double index = max ? 8 * out : 0;
+    const KernelClass forward = e.amp() ? KernelClass::pooling_nhwc : KernelClass::pooling;  // AMP CNNs: channels-last
+    e.forward(stream_kernel(forward, HostOp::module, l.kind_name(), w * in, w * out + index, in));
+    if (max) e.backward(stream_kernel(KernelClass::memset, HostOp::backward, "zero pool input gradient", 0, w * in));
+    e.backward(stream_kernel(KernelClass::pooling_backward, max ? HostOp::none : HostOp::backward, "pool backward",
+                             w * out + index, w * in, in));
 }
 inline void rule(Emitter& e, const At& at, const AdaptiveAvgPool2D& l) {
     const double w = bytes_of(e.stream());

@@ -34,14 +34,18 @@ enum class KernelClass {
     memset,         ///< zero fills
     gather,         ///< embedding lookups and their scatter-add backward, index kernels
     loss,           ///< loss kernels (nll, cross-entropy pieces)
+    pooling,        ///< PyTorch's native pooling forward, NCHW (max pooling writes its int64 indices too)
+    pooling_nhwc,   ///< the same on channels-last tensors (another kernel, slower per byte)
+    pooling_backward, ///< its backward (either layout): scatters the output gradient through the indices
 };
 template <>
 struct EnumNames<KernelClass> {
     static constexpr std::string_view field = "kernel_class";
     static constexpr std::string_view what = "kernel class";
-    static constexpr std::array<std::string_view, 13> names{
+    static constexpr std::array<std::string_view, 16> names{
         "gemm",      "conv",      "attention", "elementwise", "reduction", "normalization", "batch_norm",
-        "softmax",   "copy_cast", "optimizer", "memset",      "gather",    "loss"};
+        "softmax",   "copy_cast", "optimizer", "memset",      "gather",    "loss",      "pooling",
+        "pooling_nhwc", "pooling_backward"};
 };
 inline constexpr std::size_t kernel_class_count = enum_count<KernelClass>;
 inline constexpr std::array<KernelClass, kernel_class_count> all_kernel_classes = enum_values<KernelClass>();
