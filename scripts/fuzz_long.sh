@@ -4,6 +4,7 @@
 # the executions, the time, the corpus growth and the crashes of each target, and the run's provenance.
 # Usage: fuzz_long.sh BUNDLE OUT [RUNS=10000000] [JOBS=nproc] [GIT_SHA=unknown] [SECONDS_PER_TARGET=0: no limit]
 # (a target stopped by the time limit reports the executions it reached; the summary says so).
+# TARGETS (environment) picks targets; OUT gets summary.json, summary.md, fuzz.log (each target's last lines).
 # Exit status: 0 when no target crashed, 1 otherwise (the crashing inputs are in OUT/artifacts).
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
@@ -18,18 +19,21 @@ export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 rows=()
 table=()
 status=0
-for target in model-json onnx files cli; do
+# The command line's target runs twice: cli-parse with no subcommand run (parsing and checks alone), cli in full.
+for target in ${TARGETS:-model-json onnx files cli-parse cli}; do
     work=$(mktemp -d)
-    cp -r "$bundle/corpus/$target" "$work/corpus"
+    binary=$target
+    if [[ $target == cli-parse ]]; then binary=cli; export ROOFPLAN_FUZZ_CLI_PARSE_ONLY=1; else unset ROOFPLAN_FUZZ_CLI_PARSE_ONLY; fi
+    cp -r "$bundle/corpus/$binary" "$work/corpus"
     seeds=$(ls "$work/corpus" | wc -l)
     start=$(date +%s)
-    (cd "$work" && "$bundle/roofplan-fuzz-$target" -jobs="$jobs" -workers="$jobs" -runs=$(( (runs + jobs - 1) / jobs )) \
+    (cd "$work" && "$bundle/roofplan-fuzz-$binary" -jobs="$jobs" -workers="$jobs" -runs=$(( (runs + jobs - 1) / jobs )) \
         -max_total_time="$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" corpus >/dev/null 2>&1)
     seconds=$(( $(date +%s) - start ))
     done_runs=$(cat "$work"/fuzz-*.log 2>/dev/null | awk '/stat::number_of_executed_units:/ {s += $2} END {print s + 0}')
     crashes=$(ls "$work" | grep -cE '^(crash|leak|timeout|oom)-' || true)
     cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$out/artifacts/" 2>/dev/null || true
-    tail -n 30 "$work"/fuzz-0.log > "$out/$target.log" 2>/dev/null || true
+    { echo "== $target (worker 0, last lines)"; tail -n 30 "$work"/fuzz-0.log 2>/dev/null; } >> "$out/fuzz.log"
     corpus=$(ls "$work/corpus" | wc -l)
     rows+=("{\"target\": \"$target\", \"executions\": $done_runs, \"seconds\": $seconds, \"jobs\": $jobs, \"seed_inputs\": $seeds, \"corpus_after\": $corpus, \"crashes\": $crashes}")
     table+=("| $target | $done_runs | $seconds | $jobs | $seeds | $corpus | $crashes |")
