@@ -276,6 +276,17 @@ private:
     // ---- shapes ----------------------------------------------------------------------------------------
     /// Strides, dilations, kernels and groups must be positive and pads non-negative before ONNX sees them
     /// (ONNX 1.12's convolution and pooling inference divides by them).
+    /// A node's input and output counts within its schema's (ONNX's checker's rule; ONNX 1.12's inference
+    /// functions read the inputs their schema promises without looking, so a Conv given seven inputs crashed
+    /// inside ONNX: found by fuzzing, tests/fuzz/corpus/onnx/regression-conv-arity.onnx).
+    void check_arity(const onnx::NodeProto& n, const onnx::OpSchema& schema) const {
+        if (n.input_size() < schema.min_input() || n.input_size() > schema.max_input() ||
+            n.output_size() < schema.min_output() || n.output_size() > schema.max_output())
+            fail(file_, ": node '", n.name(), "' (", n.op_type(), ") has ", n.input_size(), " inputs and ",
+                 n.output_size(), " outputs; its ONNX schema accepts ", schema.min_input(), " to ", schema.max_input(),
+                 " inputs and ", schema.min_output(), " to ", schema.max_output(), " outputs");
+    }
+
     void check_geometry(const onnx::NodeProto& n) const {
         for (const auto& a : n.attribute()) {
             const std::string& name = a.name();
@@ -318,8 +329,11 @@ private:
                 identity->add_output(n.output(0));
                 continue;
             }
-            const bool known = (n.domain().empty() || n.domain() == "ai.onnx") &&
-                               onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "") != nullptr;
+            const onnx::OpSchema* schema = n.domain().empty() || n.domain() == "ai.onnx"
+                                               ? onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "")
+                                               : nullptr;
+            const bool known = schema != nullptr;
+            if (known) check_arity(n, *schema);
             if (known) check_geometry(n);
             if (behind_unknown || !known || n.attribute_size() > 1000) {
                 for (const auto& out : n.output()) cut_.insert(out);

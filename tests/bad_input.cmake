@@ -66,6 +66,10 @@ if(TARGET roofplan::onnx AND ROOFPLAN_ORACLE_TESTS)
     set_tests_properties(bad_input.time.onnx_chain_100000 PROPERTIES FIXTURES_REQUIRED bad_input_onnx TIMEOUT 15
                          PASS_REGULAR_EXPRESSION "relu99999")
 endif()
+if(TARGET roofplan::onnx)  # found by the long fuzzing run: crashed inside ONNX 1.12's shape inference
+    bad_input_case(onnx.node_arity "regression-conv-arity.onnx: node ./rnn/LSTM. .Conv. has 7 inputs and 3 outputs. its ONNX schema accepts 2 to 3 inputs"
+                   inspect --model-file ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/onnx/regression-conv-arity.onnx)
+endif()
 
 # --- options: zero, negative, non-finite, out of range, not applicable, conflicting: errors, never defaults ---------
 set(p predict -m resnet50 -d h100)
