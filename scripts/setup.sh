@@ -22,4 +22,7 @@ fi
 build_dir=${1:-build}
 shift || true
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DROOFPLAN_WITH_ONNX=ON "$@" >/dev/null
-cmake --build "$build_dir" -j"$(nproc)"
+# ROOFPLAN_SETUP_TARGETS (environment): build only these targets (scripts/test.sh's sanitizer stage).
+targets=()
+for t in ${ROOFPLAN_SETUP_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j"$(nproc)" "${targets[@]}"
