@@ -274,8 +274,6 @@ private:
     }
 
     // ---- shapes ----------------------------------------------------------------------------------------
-    /// Strides, dilations, kernels and groups must be positive and pads non-negative before ONNX sees them
-    /// (ONNX 1.12's convolution and pooling inference divides by them).
     /// A node's input and output counts within its schema's (ONNX's checker's rule; ONNX 1.12's inference
     /// functions read the inputs their schema promises without looking, so a Conv given seven inputs crashed
     /// inside ONNX: found by fuzzing, tests/fuzz/corpus/onnx/regression-conv-arity.onnx).
@@ -287,6 +285,8 @@ private:
                  " inputs and ", schema.min_output(), " to ", schema.max_output(), " outputs");
     }
 
+    /// Strides, dilations, kernels and groups must be positive and pads non-negative before ONNX sees them
+    /// (ONNX 1.12's convolution and pooling inference divides by them).
     void check_geometry(const onnx::NodeProto& n) const {
         for (const auto& a : n.attribute()) {
             const std::string& name = a.name();

@@ -6,8 +6,9 @@
 // Subcommands whose arguments parse and pass their checks run, with their output discarded, except those that
 // write files (--svg, -o/--output, --update-doc) or read directories of recorded reports (calibrate, validate):
 // those stop after the checks, so that the fuzzer writes nothing and reads only what the inputs name.  With
-// ROOFPLAN_FUZZ_CLI_PARSE_ONLY set in the environment no subcommand runs: the parsing and the checks alone, some
-// hundred times faster (scripts/fuzz_long.sh's `cli-parse`).
+// ROOFPLAN_FUZZ_CLI_PARSE_ONLY set in the environment no subcommand runs: the parsing and the checks alone
+// (scripts/fuzz_long.sh's `cli-parse`); only about twice as fast, since building the CLI11 application for each
+// input dominates under the sanitizers.
 #include "../../tools/roofplan/run.hpp"
 
 #include <CLI/CLI.hpp>
