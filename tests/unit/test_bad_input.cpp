@@ -102,6 +102,21 @@ TEST_CASE("profiles: an array is not a profile, unknown fields are errors, every
                          doctest::Contains("p.json: expected a profile object"), Error);
     CHECK_THROWS_WITH_AS(io::links_from_json(io::json{{"links", {{"base", 1}}}}, "p.json"),
                          doctest::Contains("p.json: .links.base: unknown field; did you mean 'base_s'?"), Error);
+    // Attention efficiencies: fractions, named fields only; they survive a round trip through a written profile.
+    CHECK_THROWS_WITH_AS(io::profile_from_json(io::json{{"attention", {{"forwards", 0.5}}}}, h200, "p.json"),
+                         doctest::Contains("p.json: .attention.forwards: unknown field; did you mean 'forward'?"), Error);
+    CHECK_THROWS_WITH_AS(io::profile_from_json(io::json{{"attention", {{"backward", 1.5}}}}, h200, "p.json"),
+                         doctest::Contains("attention.backward must be a fraction in (0, 1]"), Error);
+    CHECK_THROWS_WITH_AS(io::profile_from_json(io::json{{"attention", 0.5}}, h200, "p.json"),
+                         doctest::Contains("p.json: .attention: expected {"), Error);
+    EfficiencyProfile p = default_profile(h200);
+    p.attention = {0.61, 0.43, 0.52, 0.57};
+    p.kernel_class_source = FixedString<127>("ops.json");
+    const EfficiencyProfile back = io::profile_from_json(io::to_json(p), h200, "r.json");
+    CHECK(back.attention.forward == 0.61);
+    CHECK(back.attention.backward == 0.43);
+    CHECK(back.attention.simt_forward == 0.52);
+    CHECK(back.attention.simt_backward == 0.57);
 }
 
 TEST_CASE("model files: a model beyond 2^40 parameters is an error; 99,999 layers read in linear time") {

@@ -263,3 +263,88 @@ TEST_CASE("a Program (lowered at batches 1 and 2) equals a direct lowering at an
         }
     }
 }
+
+TEST_CASE("fused attention: executed key blocks under a causal mask, SMs left idle at batch 1, compute plus memory") {
+    const Device& d = find_device("h200");
+    const Roofline r(d, default_profile(d), MathClass::bf16_tensor);
+    const auto kernel = [](double batch, double seq, bool causal, StepPart part = StepPart::forward) {
+        const double heads = 12, dim = 64;
+        Kernel k;
+        k.kind = KernelClass::attention;
+        k.part = part;
+        k.macs = 2 * batch * heads * (causal ? seq * (seq + 1) / 2 : seq * seq) * dim;
+        k.bytes_read = 3 * 2 * batch * heads * seq * dim;
+        k.bytes_written = 2 * batch * heads * seq * dim;
+        k.m = seq, k.n = seq, k.k = dim, k.count = batch * heads;
+        k.causal = causal;
+        return k;
+    };
+    // Sequence 1,024 (8 key blocks of 128): a causal kernel executes 36 of 64 blocks, not half of the pairs.
+    const double full = r.attention(kernel(8, 1024, false)).peak_s;
+    CHECK(r.attention(kernel(8, 1024, true)).peak_s == doctest::Approx(full * 36 / 64));
+    // Sequence 128 is one key block: the causal kernel computes the whole square.
+    CHECK(r.attention(kernel(64, 128, true)).peak_s == doctest::Approx(r.attention(kernel(64, 128, false)).peak_s));
+    // Batch 1, 12 heads, sequence 128: 24 blocks of 64 query rows on 132 SMs, 132/24 of the ideal time.
+    const Kernel b1 = kernel(1, 128, false);
+    CHECK(r.attention(b1).peak_s == doctest::Approx(2 * b1.macs / (d.peak.bf16_tensor * 1e12) * 132 / 24));
+    // Compute and memory add; the pass picks the efficiency.
+    const KernelTime t = r.time(b1);
+    const EfficiencyProfile p = default_profile(d);
+    CHECK(t.compute_s == doctest::Approx(r.attention(b1).peak_s / p.attention.forward));
+    CHECK(t.total_s == doctest::Approx(t.compute_s + t.memory_s + p.kernel_class[KernelClass::attention].fixed_s));
+    const Kernel bwd = kernel(1, 128, false, StepPart::backward);
+    CHECK(r.time(bwd).compute_s == doctest::Approx(r.attention(bwd).peak_s / p.attention.backward));
+    // The datasheet roofline runs attention at the peak.
+    CHECK(Roofline::datasheet(d, MathClass::bf16_tensor).time(kernel(8, 1024, false)).compute_s ==
+          doctest::Approx(2 * kernel(8, 1024, false).macs / (d.peak.bf16_tensor * 1e12)));
+}
+
+TEST_CASE("attention efficiencies are fitted from sdpa cases: a known efficiency is recovered") {
+    const Device& d = find_device("h200");
+    EfficiencyProfile truth = default_profile(d);
+    truth.attention = {0.6, 0.45, 0.5, 0.55};
+    std::vector<OperatorSample> samples;
+    for (const char* dtype : {"bf16", "fp32"})
+        for (const char* pass : {"fwd", "bwd"})
+            for (const char* mask : {"mask=none", "mask=causal", "mask=additive"})
+                for (const auto& [b, t] : {std::pair{64.0, 128.0}, {8.0, 1024.0}, {21.0, 384.0}}) {
+                    OperatorSample s;
+                    s.op = "sdpa";
+                    s.dtype = dtype;
+                    s.pass = pass;
+                    s.layout = mask;
+                    s.shape = {b, 12, t, 64};
+                    s.bytes = 1, s.seconds = 1;
+                    const auto k = calibration::attention_kernel((s.class_seconds = 1, s));
+                    if (!k) continue;  // additive masks are not modelled
+                    const MathClass m = s.dtype == std::string("bf16") ? MathClass::bf16_tensor : MathClass::fp32;
+                    s.class_seconds = Roofline(d, truth, m).time(*k).total_s;
+                    samples.push_back(s);
+                }
+    REQUIRE(samples.size() == 24);
+    EfficiencyProfile p = default_profile(d);
+    const auto fits = calibration::fit_attention(samples, d, p);
+    REQUIRE(fits.size() == 4);
+    CHECK(p.attention.forward == doctest::Approx(0.6));
+    CHECK(p.attention.backward == doctest::Approx(0.45));
+    CHECK(p.attention.simt_forward == doctest::Approx(0.5));
+    CHECK(p.attention.simt_backward == doctest::Approx(0.55));
+    for (const auto& f : fits) CHECK(f.worst_rel_error < 1e-9);
+}
+
+TEST_CASE("Hugging Face decoders append to their KV cache; eval-mode dropout costs the host a module call") {
+    const auto what = [](const char* id, Mode mode) {
+        return count_by_what(lower(models::build(id), 4, {Precision::amp_bf16, mode, Optimizer::adam}, Runtime::eager).kernels);
+    };
+    for (Mode mode : {Mode::infer, Mode::train}) {
+        CHECK(what("gpt2", mode).at("kv cache append (keys)") == 12);
+        CHECK(what("gpt2", mode).at("kv cache append (values)") == 12);
+        CHECK(what("bert-squad", mode).count("kv cache append (keys)") == 0);  // an encoder keeps no cache
+    }
+    // BERT in inference: 25 dropout modules, each a module call with no kernel, on the host's timeline.
+    const Model bert = models::build("bert-squad");
+    const LoweredStep s = lower(bert, 1, {Precision::fp32, Mode::infer, Optimizer::sgd}, Runtime::eager);
+    int containers = 0;
+    for (const Kernel& k : s.kernels) containers += k.containers;
+    CHECK(containers == 12 * 6 + 25);  // the blocks' container modules and the dropouts
+}

@@ -190,6 +190,8 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
     for (const ClassFit& f : fit_kernel_classes(samples.operators, device, out.profile))
         out.quality.push_back({"class " + std::string(to_string(f.kind)), f.samples, f.memory, f.median_rel_error,
                                f.worst_rel_error, f.fixed_s});
+    for (const AttentionFit& f : fit_attention(samples.operators, device, out.profile))
+        out.quality.push_back({f.what, f.samples, f.efficiency, f.median_rel_error, f.worst_rel_error, 0});
     fit_host(samples.host, out.profile.host);
     if (const int n = fit_unaligned_gemm(samples.operators, out.profile))
         out.quality.push_back({"unaligned GEMM rate (odd; even " + std::to_string(out.profile.unaligned_even).substr(0, 4) + ")",

@@ -7,6 +7,8 @@
 // input twice, the loss writes its FP32 log-probabilities, foreach AdamW moves 80 bytes per parameter), so
 //     t = k · fixed_s + B / (bandwidth · memory)
 // per class, fitted by least squares on relative errors (rows [k/t, B/t] · [fixed_s, 1/(bandwidth·memory)] = 1).
+// Attention.  The fused kernel of the sdpa cases (its profiler time, without its helper kernels) against the
+// roofline's attention model: one efficiency per pass, on tensor cores and on the FP32 units.
 // Host costs.  From the host cases (the wall time per call of a tiny operator, the GPU never the bottleneck):
 // an nn.Module call recorded by autograd, an operator dispatched inside one, a backward autograd call per kernel,
 // a foreach optimizer operation and the optimizer's Python cost per parameter tensor, a CUDA graph's per-kernel
@@ -16,6 +18,7 @@
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/calibration/profile.hpp>
+#include <roofplan/engine/roofline.hpp>
 #include <roofplan/measurement/samples.hpp>
 #include <roofplan/runtime/kernel.hpp>
 
@@ -130,6 +133,80 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
     auto& k = profile.kernel_class;
     if (rows.contains(KernelClass::elementwise) && !rows.contains(KernelClass::reduction))
         k[KernelClass::reduction] = k[KernelClass::elementwise];
+    // A fused attention kernel's fixed cost is not separable from its rate in the sdpa cases: it takes the
+    // smallest kernel's (an elementwise op's).
+    if (rows.contains(KernelClass::elementwise)) k[KernelClass::attention].fixed_s = k[KernelClass::elementwise].fixed_s;
+    return fits;
+}
+
+/// How well one attention efficiency (a pass on tensor cores or on the FP32 units) reproduces its cases.
+struct AttentionFit {
+    std::string what;  ///< "attention forward (tensor cores)", ...
+    int samples = 0;
+    double efficiency = 0, median_rel_error = 0, worst_rel_error = 0;
+};
+
+/// The fused attention kernel of an sdpa operator case (shape batch, heads, sequence, head dimension) as the
+/// eager runtime lowers it: the fused kernel alone, with the bytes and multiply-adds the lowering counts.
+inline std::optional<Kernel> attention_kernel(const OperatorSample& s) {
+    if (s.op != "sdpa" || s.shape.size() != 4 || !(s.class_seconds > 0)) return std::nullopt;
+    if (s.layout != "mask=none" && s.layout != "mask=causal") return std::nullopt;  // additive masks: not modelled
+    if (s.dtype != "bf16" && s.dtype != "fp16" && s.dtype != "fp32") return std::nullopt;
+    const double b = s.shape[0], h = s.shape[1], t = s.shape[2], d = s.shape[3];
+    if (!(b >= 1 && h >= 1 && t >= 1 && d >= 1)) return std::nullopt;
+    const bool causal = s.layout == "mask=causal", forward = s.pass == "fwd";
+    const double width = s.dtype == "fp32" ? 4 : 2, n = b * h * t * d, lse = 4 * b * h * t;
+    const double core = 2 * b * h * (causal ? t * (t + 1) / 2 : t * t) * d;
+    Kernel k;
+    k.kind = KernelClass::attention;
+    k.part = forward ? StepPart::forward : StepPart::backward;
+    k.macs = forward ? core : 2.5 * core;
+    k.bytes_read = forward ? 3 * width * n : 4 * width * n + lse;
+    k.bytes_written = forward ? width * n + lse : 3 * width * n;
+    k.m = t, k.n = t, k.k = d, k.count = b * h;
+    k.causal = causal;
+    k.simt = s.dtype == "fp32";
+    return k;
+}
+
+/// Fits the attention efficiencies into `profile.attention` from the sdpa cases of op_bench.py (the profiler's
+/// time of the fused kernel): per pass and units, t = executed MACs at peak / efficiency + bytes at the achieved
+/// bandwidth + the class's fixed cost (engine/roofline.hpp), least squares on relative errors.  Pairs without
+/// cases keep their values.
+inline std::vector<AttentionFit> fit_attention(const std::vector<OperatorSample>& samples, const Device& device,
+                                               EfficiencyProfile& profile) {
+    const KernelClassCost& cls = profile.kernel_class[KernelClass::attention];
+    const double fixed = cls.fixed_s >= 0 ? cls.fixed_s : profile.launch_s;
+    std::array<std::vector<std::array<double, 3>>, 4> rows;  // [simt * 2 + backward]: {peak_s, memory_s, t}
+    for (const OperatorSample& s : samples) {
+        const auto k = attention_kernel(s);
+        if (!k) continue;
+        const MathClass math = s.dtype == "bf16" ? MathClass::bf16_tensor
+                               : s.dtype == "fp16" ? MathClass::fp16_tensor_fp32_acc : MathClass::fp32;
+        const Roofline::AttentionParts p = Roofline(device, profile, math).attention(*k);
+        if (!(p.peak_s > 0)) continue;
+        rows[(k->simt ? 2 : 0) + (k->part == StepPart::forward ? 0 : 1)].push_back({p.peak_s, p.memory_s + fixed, s.class_seconds});
+    }
+    std::vector<AttentionFit> fits;
+    static constexpr std::array<const char*, 4> names{"attention forward (tensor cores)", "attention backward (tensor cores)",
+                                                      "attention forward (FP32 units)", "attention backward (FP32 units)"};
+    std::array<double*, 4> targets{&profile.attention.forward, &profile.attention.backward,
+                                   &profile.attention.simt_forward, &profile.attention.simt_backward};
+    for (std::size_t g = 0; g < rows.size(); ++g) {
+        if (rows[g].size() < 2) continue;
+        double num = 0, den = 0;  // t = peak_s · x + rest: minimise Σ (peak_s·x/t + rest/t − 1)²
+        for (const auto& [peak_s, rest, t] : rows[g]) {
+            num += peak_s / t * (1 - rest / t);
+            den += (peak_s / t) * (peak_s / t);
+        }
+        if (!(num > 0)) continue;
+        const double efficiency = std::clamp(den / num, 0.01, 1.0);
+        std::vector<double> errors;
+        for (const auto& [peak_s, rest, t] : rows[g]) errors.push_back(std::abs((peak_s / efficiency + rest) / t - 1));
+        std::sort(errors.begin(), errors.end());
+        *targets[g] = efficiency;
+        fits.push_back({names[g], static_cast<int>(rows[g].size()), efficiency, errors[errors.size() / 2], errors.back()});
+    }
     return fits;
 }
 

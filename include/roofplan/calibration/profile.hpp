@@ -32,6 +32,19 @@ struct KernelClassCost {
     double fixed_s = -1;  ///< GPU time of an empty kernel of the class; < 0: unset (the profile's `launch_s`)
 };
 
+/// Fused scaled-dot-product attention kernels (flash / cuDNN / memory-efficient) as fractions of the math
+/// class's peak (tensor-core kernels) or of the FP32 peak (`simt_*`: the memory-efficient kernel that FP32
+/// inputs get), per pass.  They reach far less than a GEMM of the same FLOPs: the softmax's exponentials and
+/// rescaling sit between the two products (head dimension 64 leaves the tensor cores waiting on them).
+/// Defaults: `roofplan calibrate` on validation/results/2026-11-23-h200-ops/ops_h200.json (op_bench's sdpa
+/// cases: BF16/FP16/FP32, sequence 128 to 1,024, no mask and causal).
+struct AttentionEfficiency {
+    double forward = 0.61;
+    double backward = 0.44;
+    double simt_forward = 0.53;
+    double simt_backward = 0.56;
+};
+
 /// What the host CPU spends issuing work (seconds), a property of the host and the framework, not the GPU.
 /// Defaults: PyTorch 2.11 on the 16-vCPU Xeon (family 6 model 207, KVM guest) of the H200 machine, fitted by
 /// `roofplan calibrate` from validation/results/2026-11-23-h200-ops/ops_inner_h200.json (op_bench host cases);
@@ -95,6 +108,8 @@ struct EfficiencyProfile {
     double unaligned_odd = 0.17;
     /// Memory-bound kernel classes of the kernel-level runtimes.
     EnumArray<KernelClass, KernelClassCost> kernel_class{};
+    /// Fused attention kernels of the kernel-level runtimes.
+    AttentionEfficiency attention{};
     /// Host dispatch costs of the kernel-level runtimes.
     HostCosts host{};
     /// Where the kernel-class curves came from ("default (...)" or the operator micro-benchmarks' file).
@@ -130,6 +145,10 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
     fraction(p.small_tile_efficiency, "small_tile_efficiency");
     fraction(p.unaligned_even, "unaligned_even");
     fraction(p.unaligned_odd, "unaligned_odd");
+    fraction(p.attention.forward, "attention.forward");
+    fraction(p.attention.backward, "attention.backward");
+    fraction(p.attention.simt_forward, "attention.simt_forward");
+    fraction(p.attention.simt_backward, "attention.simt_backward");
     if (!(p.launch_s >= 0 && p.launch_s < 1)) detail::fail(where, ": launch_s must be in [0, 1) seconds");
     if (p.large_tile_m < 1 || p.large_tile_n < 1 || p.small_tile_m < 1 || p.small_tile_n < 1 ||
         p.large_tile_m > 4096 || p.large_tile_n > 4096 || p.small_tile_m > 4096 || p.small_tile_n > 4096)
@@ -185,6 +204,7 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
     set_class(KernelClass::memset, 0.92, 2.0e-6);
     set_class(KernelClass::gather, 0.90, 2.4e-6);
     set_class(KernelClass::loss, 0.59, 3.7e-6);
+    set_class(KernelClass::attention, 0.0, 2.7e-6);  // the elementwise kernel's fixed cost (not separable)
     // Max pooling (validation/results/2026-11-23-h200-pool: ResNet, AlexNet and VGG shapes, batch 4 to 256):
     // NCHW FP32 forward, channels-last bf16 forward, and the backward's scatter (after its fill) in either layout.
     set_class(KernelClass::pooling, 0.435, 6.4e-6);

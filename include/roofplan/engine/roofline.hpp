@@ -6,7 +6,8 @@
 //               + vector FLOPs / (FP32 peak · vector efficiency)
 //     memory  = bytes / (bandwidth · memory efficiency)
 //     time    = max(compute, memory) + launch
-// where slowdown (>= 1) is wave quantization: the GEMM (M×N×K, count) is cut into output tiles, one thread block
+// (fused attention kernels instead: executed MACs at peak / attention efficiency + memory + launch, see
+// `Roofline::attention`), where slowdown (>= 1) is wave quantization: the GEMM (M×N×K, count) is cut into output tiles, one thread block
 // per SM per wave, the library picking the faster of a large and a small tile and splitting K when there are too
 // few tiles.  The efficiencies and the per-kernel fixed cost come from an EfficiencyProfile (defaults per
 // generation, or fitted by `roofplan calibrate`); `Roofline::datasheet` is the bare roofline (efficiency 1, no
@@ -138,6 +139,8 @@ public:
           tensor_math_(math != MathClass::fp32 && math != MathClass::fp64 && math != MathClass::int8_dp4a) {
         const double fp32_rate = device.peak.fp32 * 1e12 * profile.gemm_efficiency(MathClass::fp32);
         s_per_simt_mac_ = fp32_rate > 0 ? 2.0 / fp32_rate : s_per_mac_;
+        const AttentionEfficiency& a = profile.attention;
+        attention_efficiency_ = {{{a.forward, a.backward}, {a.simt_forward, a.simt_backward}}};
         for (std::size_t c = 0; c < kernel_class_count; ++c) {
             const KernelClassCost& k = profile.kernel_class[static_cast<KernelClass>(c)];
             class_s_per_byte_[c] = 1.0 / (bandwidth_ * (k.memory > 0 ? k.memory : profile.memory));
@@ -154,6 +157,7 @@ public:
         ideal.vector = 1.0;
         ideal.memory = 1.0;
         ideal.launch_s = 0;
+        ideal.attention = {1.0, 1.0, 1.0, 1.0};
         Roofline r(device, ideal, math);
         r.quantize_ = false;
         return r;
@@ -177,13 +181,24 @@ public:
         return t;
     }
 
-    /// The time of one kernel of a runtime: matrix classes as above (attention without wave quantization, SIMT
-    /// attention at the FP32 rate), memory-bound classes at their class's bandwidth, each with its class's fixed
-    /// GPU cost.
+    /// The time of one kernel of a runtime: GEMMs and convolutions as above, fused attention by `attention`,
+    /// memory-bound classes at their class's bandwidth, each with its class's fixed GPU cost.
     [[nodiscard]] KernelTime time(const Kernel& k) const {
         const auto c = static_cast<std::size_t>(k.kind);
         KernelTime t;
         t.bytes = k.bytes();
+        if (k.kind == KernelClass::attention) {
+            const AttentionParts p = attention(k);
+            t.compute_s = p.peak_s / attention_efficiency(k) + k.vector_flops * s_per_flop_;
+            t.memory_s = p.memory_s;
+            t.launch_s = class_fixed_s_[c];
+            t.total_s = t.compute_s + t.memory_s + t.launch_s;
+            t.flops = 2.0 * k.macs + k.vector_flops;
+            t.bound = t.launch_s >= t.compute_s + t.memory_s ? Bound::latency
+                      : t.compute_s >= t.memory_s             ? Bound::compute
+                                                              : Bound::memory;
+            return t;
+        }
         if (k.macs > 0) {
             const double slowdown = quantize_ && k.count > 0 ? quantization(k.m, k.n, k.k, k.count) : 1.0;
             const double per_mac = k.simt ? s_per_simt_mac_ : k.kind == KernelClass::conv ? s_per_conv_mac_ : s_per_mac_;
@@ -197,6 +212,37 @@ public:
         t.flops = 2.0 * k.macs + k.vector_flops;
         t.bound = t.launch_s >= busy ? Bound::latency : t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
         return t;
+    }
+
+    /// A fused attention kernel's time at the datasheet peak of the units it runs on (the tensor cores of the
+    /// math class, or the FP32 units for `simt`) and its bytes at the achieved bandwidth.  Flash-style kernels give
+    /// each thread block 64 query rows of one (sample, head) and walk the keys in blocks of 128: a causal mask
+    /// skips only the blocks wholly above the diagonal, and fewer blocks than SMs leave SMs idle (wave
+    /// quantization).  The kernel computes, then streams its outputs: compute and memory add, they do not overlap
+    /// (the operator benchmarks at sequence 128, where the two are comparable, fit the sum and not the maximum).
+    struct AttentionParts {
+        double peak_s = 0;    ///< the executed multiply-adds at the datasheet peak, after wave quantization
+        double memory_s = 0;  ///< bytes at the achieved bandwidth
+    };
+    [[nodiscard]] AttentionParts attention(const Kernel& k) const {
+        double macs = k.macs;
+        if (k.causal && k.m > 0 && k.n >= k.m) {  // executed pairs over the pairs the mask keeps
+            const double q = k.m, kv = k.n, block = 128;
+            const double blocks = ceil(q / block), last_rows = q - block * (blocks - 1);
+            const double executed = q * (kv - q) + block * block * blocks * (blocks - 1) / 2 + last_rows * q;
+            macs *= executed / (q * (kv - q) + q * (q + 1) / 2);
+        }
+        double waves = 1;
+        if (quantize_ && k.count > 0 && k.m > 0) {
+            const double ctas = k.count * ceil(k.m / 64);
+            waves = ceil_div(ctas, tiles_.sms, tiles_.inv_sms) * tiles_.sms / ctas;
+        }
+        const double peak = k.simt ? vector_peak_ : peak_;
+        return {peak > 0 ? 2.0 * macs * waves / peak : 0.0, k.bytes() * s_per_byte_};
+    }
+    /// The profile's efficiency for an attention kernel (its pass and its units).
+    [[nodiscard]] double attention_efficiency(const Kernel& k) const {
+        return attention_efficiency_[k.simt ? 1 : 0][k.part == StepPart::forward ? 0 : 1];
     }
 
     /// The rate of a tensor-core GEMM whose N or K (a leading dimension) is not a multiple of 8 elements, relative
@@ -286,6 +332,7 @@ private:
     double unaligned_even_ = 1, unaligned_odd_ = 1;
     bool tensor_math_ = false;
     double s_per_simt_mac_ = 0;
+    std::array<std::array<double, 2>, 2> attention_efficiency_{};  ///< [simt][backward]
     std::array<double, kernel_class_count> class_s_per_byte_{};
     std::array<double, kernel_class_count> class_fixed_s_{};
     bool quantize_ = true;

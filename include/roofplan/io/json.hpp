@@ -227,10 +227,10 @@ inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
 
 namespace detail {
 /// The top-level fields of a profile file (roofplan-profile/1).
-inline constexpr std::array<std::string_view, 25> profile_fields{
+inline constexpr std::array<std::string_view, 26> profile_fields{
     "schema",       "device",       "source",       "gemm",          "conv",          "conv_by_class", "vector",
     "memory",       "launch_s",     "small_tile_efficiency",         "unaligned_even", "unaligned_odd", "power_w",
-    "kernel_class", "host",         "large_tile_m", "large_tile_n",  "small_tile_m",  "small_tile_n",  "split_k_min",
+    "kernel_class", "attention",    "host",         "large_tile_m", "large_tile_n",  "small_tile_m",  "small_tile_n",  "split_k_min",
     "links",        "links_system", "fit",          "sources",       "note"};
 }  // namespace detail
 
@@ -250,6 +250,17 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
             if (value.contains("fixed_s")) cost.fixed_s = detail::number(value, "fixed_s", where);
         }
         p.kernel_class_source = FixedString<127>(std::string_view(root).substr(0, 120));
+    }
+    if (j.contains("attention")) {
+        const json& a = j.at("attention");
+        const std::string where = root + ".attention";
+        if (!a.is_object()) roofplan::detail::fail(where, ": expected {\"forward\": fraction, \"backward\": ..., \"simt_forward\": ..., \"simt_backward\": ...}");
+        AttentionEfficiency& e = p.attention;
+        const std::pair<std::string_view, double*> fields[] = {{"forward", &e.forward}, {"backward", &e.backward},
+                                                               {"simt_forward", &e.simt_forward}, {"simt_backward", &e.simt_backward}};
+        reject_unknown_fields(a, where, {"forward", "backward", "simt_forward", "simt_backward"});
+        for (auto [key, target] : fields)
+            if (a.contains(std::string(key))) *target = detail::number(a, key, where);
     }
     if (!j.contains("host")) return;
     const json& h = j.at("host");
@@ -372,6 +383,8 @@ inline json to_json(const EfficiencyProfile& p) {
         }
         const HostCosts& h = p.host;
         out["kernel_class"] = classes;
+        out["attention"] = {{"forward", p.attention.forward}, {"backward", p.attention.backward},
+                            {"simt_forward", p.attention.simt_forward}, {"simt_backward", p.attention.simt_backward}};
         out["unaligned_even"] = p.unaligned_even;
         out["unaligned_odd"] = p.unaligned_odd;
         out["host"] = {{"module_s", h.module_s}, {"internal_s", h.internal_s}, {"backward_s", h.backward_s},

@@ -34,7 +34,13 @@ inline Measurements operator_report(const json& report, const std::string& file)
         s.kernels = c.contains("kernel_count") ? detail::number(c, "kernel_count", where) : 1.0;
         if (c.contains("numel") && c.at("numel").is_number()) s.numel = c.at("numel").get<double>();
         if (c.contains("flops") && c.at("flops").is_number()) s.flops = c.at("flops").get<double>();
-        if (s.op == "gemm" && c.contains("shape") && c.at("shape").is_array())
+        if (c.contains("class") && c.at("class").is_string() && c.contains("class_time_us") && c.at("class_time_us").is_object()) {
+            const json& by_class = c.at("class_time_us");
+            const std::string& kind = c.at("class").get_ref<const std::string&>();
+            if (by_class.contains(kind) && by_class.at(kind).is_number())
+                s.class_seconds = detail::number(by_class, kind, where + ".class_time_us") * 1e-6;
+        }
+        if ((s.op == "gemm" || s.op == "sdpa") && c.contains("shape") && c.at("shape").is_array())
             for (const json& d : c.at("shape"))
                 if (d.is_number()) s.shape.push_back(d.get<double>());
         if (s.op.ends_with("_step") && c.contains("shape") && c.at("shape").is_array() && !c.at("shape").empty() &&

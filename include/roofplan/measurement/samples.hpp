@@ -132,7 +132,10 @@ struct OperatorSample {
     double kernels = 1;  ///< launches per call
     double seconds = 0;  ///< median per call, calls back to back
     double flops = 0;
-    std::vector<double> shape;  ///< GEMMs: M, N, K
+    std::vector<double> shape;  ///< GEMMs: M, N, K; attention: batch, heads, sequence, head dimension
+    /// The profiler's time per call in the kernels of the case's own class (attention: the fused kernel alone,
+    /// without the workspace fill and the backward's pre- and post-processing kernels); 0 when not recorded.
+    double class_seconds = 0;
     bool back_to_back = true;   ///< timed among other calls (not alone between two events)
 };
 /// One host-dispatch case: wall time per call of a tiny operator.

@@ -260,8 +260,10 @@ inline void rule(Emitter& e, const At& at, const Activation& l) {
     e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "activation backward", 2 * width * elements, width * elements, flops));
 }
 
-/// Dropout: training writes the output and a one-byte mask; inference launches nothing.
+/// Dropout: training writes the output and a one-byte mask; inference launches nothing, but the module is still
+/// called (nn.Dropout in eval mode returns its input: a module call's host cost).
 inline void rule(Emitter& e, const At& at, const Dropout& l) {
+    if (!e.training()) e.host_only(1);
     if (!e.training() || l.config().probability <= 0) return;
     const double width = bytes_of(e.stream());
     const double elements = at.instances * static_cast<double>(l.input_shape().elements());
@@ -427,6 +429,15 @@ void rule(Emitter& e, const At& at, const L& l) {
     e.set_stream(e.compute());
 }
 
+/// The shape the roofline times a fused attention kernel by: queries, keys, head dimension, (sample, head) pairs.
+inline void attention_shape(Kernel& k, const At& at, const MultiHeadAttention::Config& c) {
+    k.m = static_cast<double>(c.q_len);
+    k.n = static_cast<double>(c.kv_len);
+    k.k = static_cast<double>(c.head_dim);
+    k.count = at.instances * static_cast<double>(c.heads);
+    k.causal = c.causal;
+}
+
 inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     const auto& c = l.config();
     const double width = bytes_of(e.compute());
@@ -462,10 +473,22 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
                                 width * (q_rows * qw + 2 * kv_rows * kvw), width * q_rows * qw + 4 * q_rows * static_cast<double>(c.heads));
     sdpa.macs = core;
     sdpa.simt = simt;
+    attention_shape(sdpa, at, c);
     sdpa.views = block_views;
     sdpa.containers = block_containers;
     // cuDNN's fused attention (what amp inputs get on Hopper) zeroes its workspace first and, with dropout,
     // unpacks the Philox seed on the device; the memory-efficient kernel (FP32) launches alone.
+    // A causal (decoder) layer appends its keys and values to Hugging Face's DynamicCache, which models create by
+    // default (use_cache), in training too: each of K and V is a new empty tensor (torch.tensor([]): three host
+    // ops, no kernel) concatenated with the step's keys or values (one cat kernel copying them); the cat's
+    // backward slices the gradient (an autograd node without a kernel).
+    if (c.causal) {
+        for (const char* what : {"kv cache append (keys)", "kv cache append (values)"}) {
+            Kernel cat = stream_kernel(KernelClass::copy_cast, HostOp::module, what, width * kv_rows * kvw, width * kv_rows * kvw);
+            cat.views = 3;
+            e.forward(cat);
+        }
+    }
     const bool cudnn = e.amp();
     const bool dropout = e.training() && c.dropout > 0;
     if (cudnn && dropout) e.forward(stream_kernel(KernelClass::elementwise, HostOp::none, "unpack dropout seed", 16, 16));
@@ -487,7 +510,8 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
                                     width * (q_rows * qw + 2 * kv_rows * kvw));
     sdpa_bwd.macs = 2.5 * core;  // recomputes QK^T, then dV, dP, dQ, dK: five products to the forward's two
     sdpa_bwd.simt = simt;
-    sdpa_bwd.silent_backward_nodes = block_views;
+    attention_shape(sdpa_bwd, at, c);
+    sdpa_bwd.silent_backward_nodes = static_cast<std::uint8_t>(block_views + (c.causal ? 2 : 0));
     e.backward(sdpa_bwd);
     // cuDNN accumulates dQ in FP32 and converts it to the input dtype in a last kernel.
     if (cudnn) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::none, "attention dQ conversion", 4 * q_rows * qw, width * q_rows * qw));

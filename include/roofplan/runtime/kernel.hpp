@@ -105,6 +105,9 @@ struct Kernel {
     double bytes_written = 0;
     double m = 0, n = 0, k = 0, count = 0;  ///< GEMM view of matrix work (0: none)
     bool simt = false;           ///< matrix work on the FP32 FMA units whatever the step's math class
+    /// Attention kernels: a causal mask (the kernel skips the key blocks above the diagonal, not single pairs).
+    /// Their GEMM view is m = query length, n = key length, k = head dimension, count = batch × heads.
+    bool causal = false;
     bool sync_before = false;    ///< the host waits for the GPU before issuing it (a .item(), a scaler check)
     double host_tensors = 0;     ///< tensors the host walks in Python before the launch (optimizer bookkeeping)
     bool adam_bookkeeping = false; ///< that walk is AdamW's (per-parameter state and step counts), not SGD's

@@ -91,12 +91,21 @@ public:
     /// Whether the next kernels are the step's own (the loss) rather than the current layer's.
     void step_level(bool on) { step_level_ = on; }
 
-    /// A kernel of the current node's forward.
+    /// A kernel of the current node's forward (it also carries the host work recorded by `host_only` before it).
     void forward(Kernel k) {
         k.part = StepPart::forward;
         k.node = node_;
         k.step_level = step_level_;
+        k.containers = saturate(k.containers + pending_containers_);
+        k.views = saturate(k.views + pending_views_);
+        pending_containers_ = pending_views_ = 0;
         forward_.push_back(k);
+    }
+    /// Host work of the forward that launches nothing (a module call that returns its input, view ops): the host
+    /// pays it before the next forward kernel.
+    void host_only(unsigned containers, unsigned views = 0) {
+        pending_containers_ += containers;
+        pending_views_ += views;
     }
     /// A kernel of the current node's backward (issued in reverse node order, in the order given here).
     void backward(Kernel k) {
@@ -136,6 +145,9 @@ public:
     [[nodiscard]] const std::vector<std::string>& fallbacks() const { return fallbacks_; }
 
 private:
+    static std::uint8_t saturate(unsigned v) { return static_cast<std::uint8_t>(v > 255 ? 255 : v); }
+
+    unsigned pending_containers_ = 0, pending_views_ = 0;
     const Model* model_;
     std::int64_t batch_;
     StepConfig step_;
