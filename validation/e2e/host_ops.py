@@ -121,7 +121,7 @@ def run_case(spec, steps, warmup):
         host.append(time.perf_counter() - t0)
         torch.cuda.synchronize()
     rec["host_s_median"] = statistics.median(host)
-    rec["host_s_p10"], rec["host_s_p90"] = rc_pct(host, 10), rc_pct(host, 90)
+    rec["host_s_p10"], rec["host_s_p90"] = es.rc_pct(host, 0.1), es.rc_pct(host, 0.9)
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
         step()
@@ -131,11 +131,6 @@ def run_case(spec, steps, warmup):
     del model, step
     torch.cuda.empty_cache()
     return rec
-
-
-def rc_pct(xs, q):
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(len(s) * q / 100))]
 
 
 def main():
