@@ -981,6 +981,126 @@ def host_cases(R):
     R.save(force=True)
 
 
+def interleaved_host(env, bodies, iters, rounds=7):
+    """Host time per call of each body, measured in alternating rounds (A B C A B C ...) so that the host's drift
+    during the run (other tenants of a virtual machine, clock changes) lands on every body alike; the median over
+    the rounds.  Differences between bodies are what the autocast and compiled cases report."""
+    per = {name: [] for name in bodies}
+    for _ in range(rounds):
+        for name, body in bodies.items():
+            host, _, _ = wall_per_iter(env, body, iters, warm=20)
+            per[name].append(host)
+    return {name: statistics.median(v) for name, v in per.items()}, per
+
+
+def autocast_host_cases(R):
+    """What autocast adds to the host's cost of an operator (issue 14, host timeline).  An eager step enters
+    autocast once per step and leaves it after the forward, so the cast cache lives one step: every weight is cast
+    once per step, as here where the region is entered around each call.  Each pair differs only in autocast:
+      conv:   nn.Conv2d(8, 8, 3, bias=False) on a BF16 input under autocast (casts the weight) vs on an FP32 input;
+      linear: nn.Linear(64, 64) on an FP32 input under autocast (casts input, weight and bias) vs without;
+    plus the region's own cost (entering and leaving an empty autocast region) and a bare Tensor.to(bf16).
+    Interleaved rounds (interleaved_host), no_grad and grad mode (forward only)."""
+    env = R.env
+    if not env.cuda:
+        return
+    dev, dt = env.dev, torch.bfloat16
+    iters = 3000
+    conv = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False).to(dev)
+    lin = torch.nn.Linear(64, 64).to(dev)
+    c32 = torch.randn(1, 8, 16, 16, device=dev)
+    c16 = c32.to(dt)
+    l32 = torch.randn(8, 64, device=dev)
+    small = torch.randn(64, 64, device=dev)
+
+    def region():
+        with torch.autocast(dev, dtype=dt):
+            pass
+
+    def conv_ac():
+        with torch.autocast(dev, dtype=dt):
+            conv(c16)
+
+    def lin_ac():
+        with torch.autocast(dev, dtype=dt):
+            lin(l32)
+
+    out = []
+    for mode in ("no_grad", "grad"):
+        ctx = torch.no_grad() if mode == "no_grad" else torch.enable_grad()
+        with ctx:
+            bodies = {"autocast region (enter, exit)": region, "Tensor.to(bf16) of 64x64": lambda: small.to(dt),
+                      "conv fp32": lambda: conv(c32), "conv under autocast (weight cast)": conv_ac,
+                      "linear fp32": lambda: lin(l32), "linear under autocast (input, weight, bias casts)": lin_ac}
+            med, per = interleaved_host(env, bodies, iters)
+            kernels = {}
+            for name, body in bodies.items():
+                ev = rc.profile_device(body, calls=3, sync=env.sync)
+                kernels[name] = rc.summarize_kernels(ev, calls=3)["count"]
+        for name in bodies:
+            out.append({"case": f"{name} ({mode})", "mode": mode, "host_us_per_op": med[name] * 1e6,
+                        "host_us_rounds": [x * 1e6 for x in per[name]], "kernels_per_op": kernels[name],
+                        "iters": iters})
+        d = {"conv": med["conv under autocast (weight cast)"] - med["autocast region (enter, exit)"] - med["conv fp32"],
+             "linear": (med["linear under autocast (input, weight, bias casts)"] - med["autocast region (enter, exit)"]
+                        - med["linear fp32"])}
+        print(f"autocast ({mode}): region {med['autocast region (enter, exit)'] * 1e6:.2f} us, added to a conv "
+              f"{d['conv'] * 1e6:.2f} us, to a linear {d['linear'] * 1e6:.2f} us", file=sys.stderr)
+    R.doc["autocast_host"] = out
+    R.save(force=True)
+
+
+def compiled_host_cases(R):
+    """The host's cost of a torch.compile'd module without CUDA graphs (mode "default"): Inductor's generated
+    wrapper launches each kernel from Python.  Chains of n blocks (Linear(64, 64) then GELU: one cuBLAS GEMM with
+    the bias in its epilogue and one Triton kernel per block) at two lengths, so that the cost per call (guards,
+    the wrapper's entry) and the cost per kernel separate: inference under no_grad, and forward + backward (the
+    compiled backward runs as one autograd node; gradients are set to None before each call, as a training step's
+    zero_grad does).  Tiny tensors: the GPU is never the bottleneck."""
+    env = R.env
+    if not env.cuda:
+        return
+    import torch._dynamo  # noqa: F401
+    dev = env.dev
+    out = []
+    x = torch.randn(8, 64, device=dev)
+    for n in (8, 32):
+        torch.manual_seed(0)
+        blocks = []
+        for _ in range(n):
+            blocks += [torch.nn.Linear(64, 64), torch.nn.GELU()]
+        model = torch.nn.Sequential(*blocks).to(dev)
+        compiled = torch.compile(model, mode="default")
+        xg = x.clone().requires_grad_(False)
+        with torch.no_grad():
+            ref = model(x)
+            got = compiled(x)  # compiles
+        err = relerr(got, ref.double())
+
+        def infer():
+            with torch.no_grad():
+                compiled(x)
+
+        def train():  # as a training step: gradients set to None first, so AccumulateGrad launches nothing
+            model.zero_grad(set_to_none=True)
+            compiled(xg).sum().backward()
+        train()  # compiles the training graphs
+        for name, body in (("inference (no_grad)", infer), ("forward + backward", train)):
+            med, per = interleaved_host(env, {name: body}, 300, rounds=5)
+            ev = rc.profile_device(body, calls=3, sync=env.sync)
+            s = rc.summarize_kernels(ev, calls=3)
+            r = {"case": f"torch.compile default, {n} x (Linear(64,64), GELU): {name}", "blocks": n,
+                 "pass": "infer" if body is infer else "train", "host_us_per_call": med[name] * 1e6,
+                 "host_us_rounds": [v * 1e6 for v in per[name]], "kernels_per_call": s["count"],
+                 "kernel_names": sorted({k["name"][:100] for k in s["kernels"]})[:12], "relerr_vs_eager": err,
+                 "verified": err < 1e-4}
+            out.append(r)
+            print(f"compiled {r['case']}: {r['host_us_per_call']:.1f} us/call, {s['count']} kernels, "
+                  f"relerr {err:.2e}", file=sys.stderr)
+        R.doc["compiled_host"] = out
+        R.save(force=True)
+
+
 def floor_cases(R):
     """GPU time of tiny kernels issued back to back (the small-kernel floor), eagerly and in a CUDA graph."""
     env = R.env
@@ -1070,10 +1190,11 @@ GROUPS = {
     "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
     "bn": cases_batchnorm, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
     "embedding": cases_embedding, "ce": cases_cross_entropy, "optim": cases_optimizer, "memset": cases_memset,
-    "gemm": cases_gemm, "sdpa": cases_sdpa, "pool": cases_pool,
+    "gemm": cases_gemm, "sdpa": cases_sdpa, "pool": cases_pool, "autocast_host": autocast_host_cases,
+    "compiled_host": compiled_host_cases,
 }
 ORDER = ["floor", "host", "bn", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
-         "optim", "memset", "sdpa", "pool"]
+         "optim", "memset", "sdpa", "pool", "autocast_host", "compiled_host"]
 
 
 def main():
