@@ -73,6 +73,8 @@ endif()
 
 # --- options: zero, negative, non-finite, out of range, not applicable, conflicting: errors, never defaults ---------
 set(p predict -m resnet50 -d h100)
+bad_input_case(option.cuda_graphs_eager "--cuda-graphs applies to --runtime compiled only .this run's runtime is eager." ${p} --cuda-graphs off)
+bad_input_case(option.cuda_graphs_value "--cuda-graphs: expected on or off, got 'maybe'" ${p} --runtime compiled --cuda-graphs maybe)
 bad_input_case(option.seq_zero "--seq: must be an integer in .1, 16777216., got '0'" ${p} --seq 0)
 bad_input_case(option.image_size_zero "--image-size: must be an integer in .1, 65536., got '0'" ${p} --image-size 0)
 bad_input_case(option.gpus_zero "--gpus: must be an integer in .1, 1000000., got '0'" ${p} --system dgx2 --gpus 0)

@@ -2,6 +2,7 @@
 // known parameters, reproduces the recorded H200/H100 runs within the reported residuals, and rejects bad input.
 #include <roofplan/calibration/fit.hpp>
 #include <roofplan/io/json.hpp>
+#include <roofplan/io/operators.hpp>
 #include <roofplan/io/reports.hpp>
 
 #include <doctest/doctest.h>
@@ -271,4 +272,20 @@ TEST_CASE("convolution calibration errors: layout, pass, precision, profile fact
     const io::json bad_class = {{"conv_by_class", {{"fp8_tensor", 1.0}}}};
     CHECK_THROWS_WITH_AS(io::profile_from_json(bad_class, d, "p.json"), doctest::Contains("unknown math class"),
                          invalid_argument);
+}
+
+TEST_CASE("an operator report read: timing method as a number or a string, host sections with their own keys") {
+    const io::json report = io::json::parse(R"({"tool": "roofplan-ops", "method": {"inner": 1}, "cases": [],
+        "host": [{"case": "view (no kernel)", "host_us_per_op": 1.5}],
+        "autocast_host": [{"case": "conv fp32 (grad)", "host_us_per_op": 20.0, "kernels_per_op": 1}],
+        "compiled_host": [{"case": "torch.compile default, 8 x (Linear(64,64), GELU): inference (no_grad)",
+                           "host_us_per_call": 300.0, "kernels_per_call": 16, "verified": true},
+                          {"case": "torch.compile default, 8 x (Linear(64,64), GELU): forward + backward",
+                           "host_us_per_call": 2000.0, "kernels_per_call": 42, "verified": false}]})");
+    const Measurements m = io::operator_report(report, "ops.json");
+    REQUIRE(m.host.size() == 3);  // the unverified compiled chain is left out
+    CHECK(m.host[1].name == "conv fp32 (grad)");
+    CHECK(m.host[1].seconds == doctest::Approx(20e-6));
+    CHECK(m.host[2].kernels == 16);
+    CHECK(m.host[2].seconds == doctest::Approx(300e-6));
 }

@@ -348,3 +348,101 @@ TEST_CASE("Hugging Face decoders append to their KV cache; eval-mode dropout cos
     for (const Kernel& k : s.kernels) containers += k.containers;
     CHECK(containers == 12 * 6 + 25);  // the blocks' container modules and the dropouts
 }
+
+TEST_CASE("autocast's host work: every forward cast is a cast op, every matrix op pays the wrapper; none in FP32") {
+    const Model m = models::build("bert-base");
+    HostCosts h;
+    h.cast_s = 11e-6;
+    h.autocast_s = 4e-6;
+    for (Precision p : {Precision::fp32, Precision::amp_bf16}) {
+        const bool amp = p != Precision::fp32;
+        int casts = 0, wrapped = 0, matrix = 0;
+        for (const Kernel& k : lower(m, 4, {p, Mode::train, Optimizer::adam}, Runtime::eager).kernels) {
+            const bool cast = k.part == StepPart::forward &&
+                              (k.role == KernelRole::weight_cast || k.role == KernelRole::activation_cast);
+            CHECK((k.call == HostCall::autocast_cast) == cast);
+            casts += cast;
+            if (k.part == StepPart::forward && is_matrix(k.kind)) ++matrix, wrapped += k.autocast_op;
+            if (cast && k.host == HostOp::internal) CHECK(host_cost(k, h) == doctest::Approx(h.cast_s + h.launch_s + k.views * h.view_s + k.containers * h.container_s));
+            if (cast && k.host == HostOp::module) CHECK(host_cost(k, h) == doctest::Approx(h.module_s + h.cast_s + h.launch_s + k.views * h.view_s + k.containers * h.container_s));
+        }
+        CHECK((casts > 0) == amp);
+        CHECK(wrapped == (amp ? matrix : 0));
+    }
+}
+
+TEST_CASE("compiled without CUDA graphs: a call per graph, the wrapper's cost per kernel; with graphs far less host") {
+    const Model m = models::build("bert-base");
+    const StepConfig graphs{Precision::amp_bf16, Mode::train, Optimizer::adam, true};
+    const StepConfig wrapper{Precision::amp_bf16, Mode::train, Optimizer::adam, false};
+    const LoweredStep a = lower(m, 8, graphs, Runtime::compiled), b = lower(m, 8, wrapper, Runtime::compiled);
+    REQUIRE(a.kernels.size() == b.kernels.size());  // the same kernels, launched differently
+    HostCosts h;
+    h.compiled_call_s = 100e-6;
+    h.compiled_kernel_s = 10e-6;
+    h.compiled_backward_kernel_s = 30e-6;
+    double expected = 0;
+    int calls = 0;
+    for (const Kernel& k : b.kernels) {
+        if (k.part == StepPart::optimizer) {
+            CHECK(k.call == HostCall::generic);
+            continue;
+        }
+        CHECK(k.call == HostCall::compiled);
+        calls += k.host == HostOp::module;
+        expected += (k.host == HostOp::module ? h.compiled_call_s : 0) + h.launch_s +
+                    (k.part == StepPart::backward ? h.compiled_backward_kernel_s : h.compiled_kernel_s);
+    }
+    CHECK(calls == 2);  // the forward graph and the backward graph
+    double got = 0;
+    for (const Kernel& k : b.kernels)
+        if (k.part != StepPart::optimizer) got += host_cost(k, h);
+    CHECK(got == doctest::Approx(expected));
+    // Through the predictor: the request's flag reaches the lowering; without graphs the host costs more.
+    PredictRequest q;
+    q.batch = 8;
+    q.precision = Precision::amp_bf16;
+    q.optimizer = Optimizer::adam;
+    q.runtime = Runtime::compiled;
+    const Device& d = find_device("h200");
+    const Prediction with = Predictor(m)(d, default_profile(d), q);
+    q.cuda_graphs = false;
+    const Prediction without = Predictor(m)(d, default_profile(d), q);
+    CHECK(!without.cuda_graphs);
+    CHECK(without.kernel_count == with.kernel_count);
+    CHECK(without.host_s > 5 * with.host_s);
+    CHECK(without.step_time.value() >= with.step_time.value());
+}
+
+TEST_CASE("host fits: autocast's cast and wrapper from the two pairs, torch.compile's costs from two chain lengths") {
+    HostCosts h;
+    const double launch = h.launch_s, region = 7e-6, cast = 12e-6, wrapper = 3e-6;
+    std::vector<HostSample> s;
+    for (const char* mode : {" (no_grad)", " (grad)"}) {
+        const std::string m = mode;
+        s.push_back({"autocast region (enter, exit)" + m, region, 0});
+        s.push_back({"conv fp32" + m, 20e-6, 1});
+        s.push_back({"conv under autocast (weight cast)" + m, 20e-6 + region + wrapper + cast, 2});
+        s.push_back({"linear fp32" + m, 18e-6, 1});
+        s.push_back({"linear under autocast (input, weight, bias casts)" + m, 18e-6 + region + wrapper + 3 * cast, 4});
+    }
+    CHECK(calibration::fit_autocast_host(s, h) == 2);
+    CHECK(h.cast_s == doctest::Approx(cast - launch));
+    CHECK(h.autocast_s == doctest::Approx(wrapper));
+    const double call = 80e-6, fk = 13e-6, bk = 40e-6, bwd_fixed = 700e-6;
+    std::vector<HostSample> c;
+    for (int n : {8, 32}) {
+        const std::string name = "torch.compile default, " + std::to_string(n) + " x (Linear(64,64), GELU): ";
+        const double fwd_kernels = 2.0 * n, bwd_kernels = 3.0 * n + 2;
+        c.push_back({name + "inference (no_grad)", call + fwd_kernels * fk, fwd_kernels});
+        c.push_back({name + "forward + backward", call + fwd_kernels * fk + bwd_fixed + bwd_kernels * bk, fwd_kernels + bwd_kernels});
+    }
+    CHECK(calibration::fit_compiled_host(c, h) == 3);
+    CHECK(h.compiled_call_s == doctest::Approx(call));
+    CHECK(h.compiled_kernel_s == doctest::Approx(fk - launch));
+    CHECK(h.compiled_backward_kernel_s == doctest::Approx(bk - launch));
+    // One chain length cannot separate the call from the kernels: the priors stay.
+    HostCosts prior;
+    CHECK(calibration::fit_compiled_host({c[0], c[1]}, prior) == 0);
+    CHECK(prior.compiled_kernel_s == HostCosts{}.compiled_kernel_s);
+}

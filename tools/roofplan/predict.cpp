@@ -97,6 +97,7 @@ Table kernel_table(const Prediction& p, const Model& m) {
 /// kernel class, fallbacks, and every kernel when asked.
 void add_execution_json(const Prediction& p, const Model& m, const EfficiencyProfile& profile, json& out) {
     out["runtime"] = to_string(p.runtime);
+    if (p.runtime == Runtime::compiled) out["cuda_graphs"] = p.cuda_graphs;
     out["kernel_count"] = p.kernel_count;
     out["gpu_busy_s"] = p.gpu_busy_s;
     out["gpu_idle_s"] = p.gpu_idle_s;

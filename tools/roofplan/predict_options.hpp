@@ -20,6 +20,7 @@ struct PredictOptions {
     std::string mode = "train";
     std::string optimizer = "sgd";
     std::string runtime;  ///< empty: eager (int8: compiled, PyTorch eager has no int8 path)
+    std::string cuda_graphs;  ///< --cuda-graphs on|off (compiled runtime only); empty: on
     bool kernels = false;  ///< predict --kernels: keep every kernel of the step
     std::string profile;
     std::optional<double> context_gib;  ///< --context-gib; none: the device's measured (or borrowed) context
@@ -34,6 +35,9 @@ struct PredictOptions {
 /// --runtime: how the framework runs the model (see PredictRequest::runtime).
 inline void add_runtime_option(CLI::App* app, PredictOptions& o, const std::string& help) {
     app->add_option("--runtime", o.runtime, help)->check(one_of<Runtime>());
+    app->add_option("--cuda-graphs", o.cuda_graphs,
+                    "Compiled runtime: on (replayed as CUDA graphs: torch.compile mode=\"reduce-overhead\", inference "
+                    "engines; default) or off (torch.compile's default mode: its wrapper launches every kernel)");
 }
 
 /// The runtime a run asked for: --runtime, else eager (int8: compiled, PyTorch eager has no int8 path).
@@ -93,6 +97,13 @@ inline Resolved resolve(const PredictOptions& o) {
     r.request.precision = parse_precision(o.precision);
     r.request.optimizer = parse_optimizer(o.optimizer);
     r.request.runtime = runtime_of(o, r.request.precision);
+    if (!o.cuda_graphs.empty()) {
+        if (o.cuda_graphs != "on" && o.cuda_graphs != "off")
+            fail("--cuda-graphs: expected on or off, got '", o.cuda_graphs, "'");
+        if (r.request.runtime != Runtime::compiled)
+            fail("--cuda-graphs applies to --runtime compiled only (this run's runtime is ", to_string(r.request.runtime), ")");
+        r.request.cuda_graphs = o.cuda_graphs == "on";
+    }
     r.request.kernels = o.kernels;
     r.request.batch = o.batch != 0 ? o.batch : (r.request.mode == Mode::train ? 32 : 1);
     require_batch(r.request.batch);

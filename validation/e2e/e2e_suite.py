@@ -46,6 +46,8 @@ def C(id_, model, task, batch, precision, optimizer=None, seq=None, runtime="eag
     if task == "train":
         cmd += f" --optimizer {'adam' if optimizer == 'adamw' else optimizer}"
     cmd += f" --runtime {runtime}"
+    if runtime == "compiled" and compile_mode != "reduce-overhead":  # only reduce-overhead replays CUDA graphs
+        cmd += " --cuda-graphs off"
     return {"id": id_, "model": model, "task": task, "batch": batch, "seq": seq, "precision": precision,
             "optimizer": optimizer, "runtime": runtime, "compile_mode": compile_mode, "layout": layout,
             "roofplan_model": zoo, "roofplan_command": cmd}

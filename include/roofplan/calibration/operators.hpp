@@ -28,6 +28,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -245,6 +246,69 @@ inline int fit_unaligned_gemm(const std::vector<OperatorSample>& samples, Effici
     return used;
 }
 
+/// Autocast's host costs from op_bench.py's `autocast_host` pairs (the region entered around each call, as a
+/// step does).  What autocast adds to a conv (one cast: the weight) is a + c, to a linear on an FP32 input
+/// (three casts: input, weight, bias) a + 3c, where a is its wrapper and c one cast with its launch; the
+/// no_grad and grad modes give two estimates each, averaged.  Returns the number of costs fitted (0 or 2).
+inline int fit_autocast_host(const std::vector<HostSample>& samples, HostCosts& host) {
+    std::vector<double> wrapper, cast;
+    for (const char* mode : {" (no_grad)", " (grad)"}) {
+        const auto find = [&](std::string_view name) -> double {
+            for (const HostSample& s : samples)
+                if (s.name.starts_with(name) && s.name.ends_with(mode) && s.seconds > 0) return s.seconds;
+            return 0;
+        };
+        const double region = find("autocast region (enter, exit)"), conv = find("conv fp32"),
+                     conv_ac = find("conv under autocast"), linear = find("linear fp32"), linear_ac = find("linear under autocast");
+        if (!(region > 0 && conv > 0 && conv_ac > 0 && linear > 0 && linear_ac > 0)) continue;
+        const double one = conv_ac - region - conv, three = linear_ac - region - linear;
+        cast.push_back((three - one) / 2);
+        wrapper.push_back(one - (three - one) / 2);
+    }
+    if (cast.empty()) return 0;
+    const auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
+    host.cast_s = std::max(0.0, mean(cast) - host.launch_s);
+    host.autocast_s = std::max(0.0, mean(wrapper));
+    return 2;
+}
+
+/// torch.compile's host costs without CUDA graphs from op_bench.py's `compiled_host` chains: per call and per
+/// kernel of the forward (host = call + kernels × (kernel + launch), fitted over the chain lengths), and per
+/// kernel of the backward from what forward + backward adds over the forward alone (its fixed part, the eager
+/// loss and `backward()` call around the compiled graph, is left out).  Returns the number of costs fitted.
+inline int fit_compiled_host(const std::vector<HostSample>& samples, HostCosts& host) {
+    std::map<std::string, std::pair<const HostSample*, const HostSample*>> chains;  // blocks -> {infer, train}
+    const std::string prefix = "torch.compile default, ";
+    for (const HostSample& s : samples) {
+        if (!s.name.starts_with(prefix) || !(s.seconds > 0) || !(s.kernels > 0)) continue;
+        const std::string blocks = s.name.substr(prefix.size(), s.name.find(' ', prefix.size()) - prefix.size());
+        if (s.name.ends_with("inference (no_grad)")) chains[blocks].first = &s;
+        else if (s.name.ends_with("forward + backward")) chains[blocks].second = &s;
+    }
+    std::vector<std::array<double, 3>> forward, backward;
+    for (const auto& [blocks, pair] : chains) {
+        const auto [infer, train] = pair;
+        if (!infer) continue;
+        forward.push_back({1, infer->kernels, infer->seconds});
+        if (train && train->kernels > infer->kernels && train->seconds > infer->seconds)
+            backward.push_back({1, train->kernels - infer->kernels, train->seconds - infer->seconds});
+    }
+    int fitted = 0;
+    if (forward.size() >= 2) {
+        const auto [call, per_kernel] = detail::fit_fixed_and_slope(forward);
+        host.compiled_call_s = std::max(0.0, call);
+        host.compiled_kernel_s = std::max(0.0, per_kernel - host.launch_s);
+        fitted += 2;
+    }
+    if (backward.size() >= 2) {
+        const auto [fixed, per_kernel] = detail::fit_fixed_and_slope(backward);
+        (void)fixed;
+        host.compiled_backward_kernel_s = std::max(0.0, per_kernel - host.launch_s);
+        ++fitted;
+    }
+    return fitted;
+}
+
 /// Fits the host costs into `profile.host` from the named host cases of op_bench.py (cases it lacks keep the
 /// prior).  Returns the number of costs fitted.
 inline int fit_host(const std::vector<HostSample>& samples, HostCosts& host) {
@@ -288,6 +352,8 @@ inline int fit_host(const std::vector<HostSample>& samples, HostCosts& host) {
     const HostSample* add_fb = find("add forward+backward (chain");
     const HostSample* add_f = find("add, requires_grad (forward only");
     if (add_fb && add_f) host.silent_node_s = std::max(0.0, add_fb->seconds - add_f->seconds), ++fitted;
+    fitted += fit_autocast_host(samples, host);
+    fitted += fit_compiled_host(samples, host);
     return fitted;
 }
 

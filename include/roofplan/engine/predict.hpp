@@ -62,6 +62,9 @@ struct PredictRequest {
     /// library's default, the teaching bound); `eager` and `compiled` lower each pass into the kernels the
     /// framework launches and simulate the host's dispatch beside the GPU.
     Runtime runtime = Runtime::ideal;
+    /// The compiled runtime: replayed as CUDA graphs (true), or launched kernel by kernel by the compiler's
+    /// generated wrapper (torch.compile's default mode).  Ignored by the other runtimes.
+    bool cuda_graphs = true;
     /// Keep every kernel with its time in Prediction::kernels (eager and compiled runtimes).
     bool kernels = false;
 };
@@ -111,6 +114,7 @@ struct Prediction {
     std::vector<std::pair<std::string_view, units::seconds>> by_type;  ///< time per layer type, largest first
     // The execution model (kernel-level runtimes; the ideal runtime counts one kernel per pass and no host).
     Runtime runtime = Runtime::ideal;
+    bool cuda_graphs = true;  ///< the compiled runtime's CUDA graphs (PredictRequest::cuda_graphs)
     std::size_t kernel_count = 0;
     double gpu_busy_s = 0;   ///< sum of kernel times
     double gpu_idle_s = 0;   ///< the GPU waiting for the host
@@ -157,6 +161,7 @@ public:
         out.optimizer = request.optimizer;
         out.math = math_class(device, request.precision, request.mode);
         out.runtime = request.runtime;
+        out.cuda_graphs = request.cuda_graphs;
         const Roofline roofline(device, profile, out.math);
         if (request.runtime != Runtime::ideal) {
             simulate_step(roofline, device, profile, request, out);
@@ -403,7 +408,7 @@ private:
     /// The kernel-level runtimes: lower the step, simulate host and GPU, and fill the prediction from it.
     void simulate_step(const Roofline& roofline, const Device& device, const EfficiencyProfile& profile,
                        const PredictRequest& request, Prediction& out) const {
-        const StepConfig step{request.precision, request.mode, request.optimizer};
+        const StepConfig step{request.precision, request.mode, request.optimizer, request.cuda_graphs};
         std::vector<std::string> fallbacks;
         thread_local std::vector<Kernel> kernels;  // reused: a sweep allocates the step's kernels once per thread
         if (request.runtime == Runtime::eager) {  // lowered once per settings, evaluated at the batch

@@ -42,6 +42,9 @@ struct Timeline {
 inline double host_cost(const Kernel& k, const HostCosts& h) {
     if (k.host == HostOp::graph) return h.graph_s;
     double t = 0;
+    if (k.call == HostCall::compiled)  // the generated wrapper: per kernel, and per call on a graph's first kernel
+        return (k.host != HostOp::none ? h.compiled_call_s : 0) + h.launch_s +
+               (k.part == StepPart::backward ? h.compiled_backward_kernel_s : h.compiled_kernel_s);
     if (k.call == HostCall::batch_norm) {  // the kind's own cost once per call and per node, then launches only
         if (k.host == HostOp::module) t = h.batch_norm_forward_s;
         if (k.host == HostOp::backward) t = h.batch_norm_backward_s;
@@ -52,11 +55,13 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
             if (k.part == StepPart::backward) t = h.backward_s;
             break;
         case HostOp::module: t = h.module_s; break;
-        case HostOp::internal: t = h.internal_s; break;
+        case HostOp::internal: t = k.call == HostCall::autocast_cast ? 0 : h.internal_s; break;
         case HostOp::backward: t = h.backward_s; break;
         case HostOp::optimizer: t = h.optimizer_s; break;
         case HostOp::graph: return h.graph_s;
     }
+    if (k.call == HostCall::autocast_cast) t += h.cast_s;  // the cast itself (a module's own call cost stays)
+    if (k.autocast_op) t += h.autocast_s;
     t += k.views * h.view_s + k.containers * h.container_s + k.silent_backward_nodes * h.silent_node_s;
     return t + h.launch_s + k.host_tensors * (k.adam_bookkeeping ? h.adam_per_tensor_s : h.per_tensor_s);
 }

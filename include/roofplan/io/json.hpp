@@ -276,7 +276,10 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
         {"view_s", &c.view_s},             {"container_s", &c.container_s},
         {"silent_node_s", &c.silent_node_s},
         {"batch_norm_forward_s", &c.batch_norm_forward_s},
-        {"batch_norm_backward_s", &c.batch_norm_backward_s}};
+        {"batch_norm_backward_s", &c.batch_norm_backward_s},
+        {"cast_s", &c.cast_s},             {"autocast_s", &c.autocast_s},
+        {"compiled_call_s", &c.compiled_call_s}, {"compiled_kernel_s", &c.compiled_kernel_s},
+        {"compiled_backward_kernel_s", &c.compiled_backward_kernel_s}};
     std::vector<std::string_view> accepted;
     for (const auto& f : fields) accepted.push_back(f.first);
     accepted.push_back("source");
@@ -393,7 +396,9 @@ inline json to_json(const EfficiencyProfile& p) {
                        {"graph_node_s", h.graph_node_s}, {"sync_s", h.sync_s}, {"view_s", h.view_s},
                        {"container_s", h.container_s}, {"silent_node_s", h.silent_node_s},
                        {"batch_norm_forward_s", h.batch_norm_forward_s}, {"batch_norm_backward_s", h.batch_norm_backward_s},
-                       {"source", h.source.view()}};
+                       {"cast_s", h.cast_s}, {"autocast_s", h.autocast_s}, {"compiled_call_s", h.compiled_call_s},
+                       {"compiled_kernel_s", h.compiled_kernel_s},
+                       {"compiled_backward_kernel_s", h.compiled_backward_kernel_s}, {"source", h.source.view()}};
     }
     return out;
 }

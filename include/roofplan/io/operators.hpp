@@ -19,7 +19,7 @@ inline Measurements operator_report(const json& report, const std::string& file)
     // Back-to-back timing (method.inner "auto") measures what a kernel costs inside a stream of kernels; one
     // call between two events adds the events' own cost (about 3.5 us): only the former informs fixed costs.
     const bool back_to_back = report.contains("method") && report.at("method").is_object() &&
-                              report.at("method").value("inner", std::string()) == "auto";
+                              report.at("method").contains("inner") && report.at("method").at("inner") == "auto";
     const json& cases = report.at("cases");
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const json& c = cases[i];
@@ -56,6 +56,20 @@ inline Measurements operator_report(const json& report, const std::string& file)
                                 h.contains("kernels_per_op") && h.at("kernels_per_op").is_number()
                                     ? h.at("kernels_per_op").get<double>() : 0.0});
         }
+    // The autocast pairs and the compiled chains (op_bench.py autocast_host, compiled_host): the same records,
+    // the compiled ones per call of the chain.
+    for (const auto& [section, time_key, kernels_key] :
+         {std::array<const char*, 3>{"autocast_host", "host_us_per_op", "kernels_per_op"},
+          std::array<const char*, 3>{"compiled_host", "host_us_per_call", "kernels_per_call"}}) {
+        if (!report.contains(section) || !report.at(section).is_array()) continue;
+        for (const json& h : report.at(section)) {
+            if (!h.is_object() || !h.contains("case") || !h.at("case").is_string() || !h.contains(time_key)) continue;
+            if (h.contains("verified") && !h.value("verified", false)) continue;
+            out.host.push_back({h.at("case").get<std::string>(),
+                                detail::number(h, time_key, file + ": ." + section) * 1e-6,
+                                h.contains(kernels_key) ? detail::number(h, kernels_key, file + ": ." + section) : 0.0});
+        }
+    }
     std::string date = "?";
     if (report.contains("provenance") && report.at("provenance").is_object() && report.at("provenance").contains("date_utc") &&
         report.at("provenance").at("date_utc").is_string())

@@ -9,7 +9,9 @@
 //   * in inference the chain right after a GEMM or convolution folds into its epilogue (bias, folded batch
 //     norm, activation, residual add);
 //   * the step is replayed as CUDA graphs: one host launch for the forward (and one for the backward) instead of
-//     one dispatch per op.  The optimizer stays eager (foreach), as torch.compile leaves it by default.
+//     one dispatch per op; without CUDA graphs (torch.compile's default mode) the generated wrapper launches each
+//     kernel, at a per-kernel host cost far below eager dispatch.  The optimizer stays eager (foreach), as
+//     torch.compile leaves it by default.
 #pragma once
 
 #include <roofplan/runtime/eager.hpp>
@@ -58,7 +60,7 @@ inline void absorb(Kernel& chain, const Kernel& k) {
 }  // namespace detail
 
 /// Rewrites an eager step as a compiler runs it (see the file comment).
-inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training) {
+inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training, bool cuda_graphs = true) {
     std::vector<Kernel> out;
     out.reserve(eager.size());
     bool chain_open = false;
@@ -79,13 +81,22 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training) {
         out.push_back(k);
         chain_open = detail::fusable(k) && k.part != StepPart::optimizer && !detail::reduces(k);
     }
-    // CUDA graphs: one launch per replayed graph (forward; backward), no per-op dispatch inside.
+    // CUDA graphs: one launch per replayed graph (forward; backward), no per-op dispatch inside.  Without them,
+    // the first kernel of each graph pays the call into it and every kernel the wrapper's launch.
     StepPart last = StepPart::optimizer;
     for (Kernel& k : out) {
         k.call = HostCall::generic;  // compiled code launches the kernels without the modules' Python
+        k.autocast_op = false;
         if (k.part == StepPart::optimizer) continue;
-        k.host = k.part != last ? HostOp::graph : HostOp::none;
+        const bool first = k.part != last;
         last = k.part;
+        if (cuda_graphs) {
+            k.host = first ? HostOp::graph : HostOp::none;
+        } else {
+            k.host = first ? HostOp::module : HostOp::none;
+            k.call = HostCall::compiled;
+            k.views = k.containers = k.silent_backward_nodes = 0;
+        }
     }
     return out;
 }

@@ -72,7 +72,11 @@ inline constexpr std::size_t host_op_count = 6;
 /// module call in the forward, and by the autograd node in the backward); its other kernels pay the launch only.
 enum class HostCall : std::uint8_t {
     generic,
-    batch_norm,  ///< nn.BatchNorm2d in training: the module's Python (counting, momentum), the backend's checks
+    batch_norm,     ///< nn.BatchNorm2d in training: the module's Python (counting, momentum), the backend's checks
+    autocast_cast,  ///< a cast that autocast inserts (`_to_copy` through its cast cache): HostCosts::cast_s, not
+                    ///< the generic internal op's cost
+    compiled,       ///< launched by a compiler's generated wrapper without CUDA graphs (torch.compile's default
+                    ///< mode): a per-kernel cost, and a per-call cost on the first kernel of each compiled graph
 };
 
 /// Which part of a step a kernel belongs to.
@@ -115,6 +119,9 @@ struct Kernel {
     /// Host work without a kernel before this launch: Python view ops (view, transpose, reshape), container module
     /// calls (a transformer block's nesting), autograd nodes that launch nothing (the backward of views and adds).
     std::uint8_t views = 0, containers = 0, silent_backward_nodes = 0;
+    /// Issued by an operator that autocast dispatches (its wrapper inspects and casts the arguments): the matrix
+    /// operators of a mixed-precision forward.  Costs HostCosts::autocast_s on top of the operator's own cost.
+    bool autocast_op = false;
     KernelRole role = KernelRole::other;
     HostCall call = HostCall::generic;  ///< whose host costs the operation that issues it has
 

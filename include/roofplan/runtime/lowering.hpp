@@ -51,6 +51,9 @@ struct StepConfig {
     Precision precision = Precision::fp32;
     Mode mode = Mode::train;
     Optimizer optimizer = Optimizer::sgd;
+    /// The compiled runtime replays its graphs as CUDA graphs (torch.compile "reduce-overhead", inference engines);
+    /// false: its generated wrapper launches every kernel from the host (torch.compile's default mode).
+    bool cuda_graphs = true;
 };
 
 /// Storage types of activations as the runtimes track them.
@@ -94,6 +97,10 @@ public:
     /// A kernel of the current node's forward (it also carries the host work recorded by `host_only` before it).
     void forward(Kernel k) {
         k.part = StepPart::forward;
+        if (amp_) {  // what autocast adds to the host's work: its casts, and its wrapper around matrix operators
+            if (k.role == KernelRole::weight_cast || k.role == KernelRole::activation_cast) k.call = HostCall::autocast_cast;
+            else if (is_matrix(k.kind)) k.autocast_op = true;
+        }
         k.node = node_;
         k.step_level = step_level_;
         k.containers = saturate(k.containers + pending_containers_);

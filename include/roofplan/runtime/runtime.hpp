@@ -137,7 +137,7 @@ inline LoweredStep lower(const Model& model, std::int64_t batch, const StepConfi
         runtime_detail::optimizer(e);
     }
     LoweredStep out{e.kernels(), e.fallbacks()};
-    if (runtime == Runtime::compiled) out.kernels = compiled::fuse(std::move(out.kernels), e.training());
+    if (runtime == Runtime::compiled) out.kernels = compiled::fuse(std::move(out.kernels), e.training(), step.cuda_graphs);
     return out;
 }
 
