@@ -275,13 +275,13 @@ TEST_CASE("convolution calibration errors: layout, pass, precision, profile fact
 }
 
 TEST_CASE("an operator report read: timing method as a number or a string, host sections with their own keys") {
-    const io::json report = io::json::parse(R"({"tool": "roofplan-ops", "method": {"inner": 1}, "cases": [],
+    const io::json report = io::json::parse(R"json({"tool": "roofplan-ops", "method": {"inner": 1}, "cases": [],
         "host": [{"case": "view (no kernel)", "host_us_per_op": 1.5}],
         "autocast_host": [{"case": "conv fp32 (grad)", "host_us_per_op": 20.0, "kernels_per_op": 1}],
         "compiled_host": [{"case": "torch.compile default, 8 x (Linear(64,64), GELU): inference (no_grad)",
                            "host_us_per_call": 300.0, "kernels_per_call": 16, "verified": true},
                           {"case": "torch.compile default, 8 x (Linear(64,64), GELU): forward + backward",
-                           "host_us_per_call": 2000.0, "kernels_per_call": 42, "verified": false}]})");
+                           "host_us_per_call": 2000.0, "kernels_per_call": 42, "verified": false}]})json");
     const Measurements m = io::operator_report(report, "ops.json");
     REQUIRE(m.host.size() == 3);  // the unverified compiled chain is left out
     CHECK(m.host[1].name == "conv fp32 (grad)");
