@@ -289,13 +289,7 @@ def bench_steps(ids, steps, warmup, deadline):
         model = step = None
         try:
             t0 = time.monotonic()
-            rec["precision_settings"] = es.set_precision(spec["precision"])
-            torch.manual_seed(0)
-            model, make_batch, loss_of, B = es.build_model(spec, DEV)
-            step, _, _ = es.make_step(spec, model, make_batch, loss_of, DEV)
-            for _ in range(warmup):
-                step()
-            torch.cuda.synchronize()
+            rec["precision_settings"], model, step = es.warmed_step(spec, DEV, warmup)
             host, times = [], []
             for _ in range(steps):
                 e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -107,13 +107,7 @@ def python_calls(step):
 
 def run_case(spec, steps, warmup):
     rec = {"id": spec["id"], "roofplan_command": spec["roofplan_command"]}
-    rec["precision_settings"] = es.set_precision(spec["precision"])
-    torch.manual_seed(0)
-    model, make_batch, loss_of, _ = es.build_model(spec, DEV)
-    step, _, _ = es.make_step(spec, model, make_batch, loss_of, DEV)
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
+    rec["precision_settings"], model, step = es.warmed_step(spec, DEV, warmup)
     host = []
     for _ in range(steps):
         t0 = time.perf_counter()

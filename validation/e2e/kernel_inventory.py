@@ -79,12 +79,7 @@ def main():
             results.append({"id": cid, "skipped": "deadline"})
             continue
         spec = cases[cid]
-        es.set_precision(spec["precision"])
-        torch.manual_seed(0)
-        model, make_batch, loss_of, _ = es.build_model(spec, "cuda")
-        step, _, _ = es.make_step(spec, model, make_batch, loss_of, "cuda")
-        for _ in range(a.warmup):
-            step()
+        _, model, step = es.warmed_step(spec, "cuda", a.warmup)
         rec = {"id": cid, "roofplan_command": spec["roofplan_command"]}
         rec.update(inventory(step, a.steps))
         results.append(rec)

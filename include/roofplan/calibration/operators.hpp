@@ -301,8 +301,7 @@ inline int fit_compiled_host(const std::vector<HostSample>& samples, HostCosts& 
         fitted += 2;
     }
     if (backward.size() >= 2) {
-        const auto [fixed, per_kernel] = detail::fit_fixed_and_slope(backward);
-        (void)fixed;
+        const double per_kernel = detail::fit_fixed_and_slope(backward).second;
         host.compiled_backward_kernel_s = std::max(0.0, per_kernel - host.launch_s);
         ++fitted;
     }

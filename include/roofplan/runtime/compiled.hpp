@@ -86,7 +86,6 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training, bool c
     StepPart last = StepPart::optimizer;
     for (Kernel& k : out) {
         k.call = HostCall::generic;  // compiled code launches the kernels without the modules' Python
-        k.autocast_op = false;
         if (k.part == StepPart::optimizer) continue;
         const bool first = k.part != last;
         last = k.part;
@@ -95,7 +94,6 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training, bool c
         } else {
             k.host = first ? HostOp::module : HostOp::none;
             k.call = HostCall::compiled;
-            k.views = k.containers = k.silent_backward_nodes = 0;
         }
     }
     return out;
