@@ -9,6 +9,11 @@ nothing here is fitted into the model).
             optimizer; autocast; GradScaler for amp-fp16), the largest batch whose training step runs without a
             CUDA out-of-memory error: doubling from --start, then bisection to 2% (or 1 sample), each trial in a
             clean allocator state (empty_cache), two steps per trial (the optimizer state exists from the first).
+  peaks     (--peaks) each case in a fresh process, as the memory model predicts it: built, warmed (--warmup steps)
+            and stepped (--steps) as run_case in e2e_suite.py does (cudnn.benchmark on, as the suite sets it),
+            torch.cuda's peaks of the steady steps.  The
+            suite runs all its cases in one process, where the segments a case reserves depend on the cases before
+            it (vgg16-infer-b32-fp32 reserved 5400 MiB there and 3932 MiB after other cases).
 Output: JSON with provenance.
 """
 import argparse
@@ -77,6 +82,60 @@ def trial(spec, batch):
         torch.cuda.empty_cache()
 
 
+PEAK_FIELDS = ("id", "model", "task", "batch", "seq", "precision", "optimizer", "runtime", "compile_mode",
+               "roofplan_model", "roofplan_command")
+
+
+def peaks_child(case_id, warmup, steps):
+    """One case's steady-step peaks, in this (fresh) process; prints one JSON line."""
+    spec = {c["id"]: c for c in es.CASES}[case_id]
+    torch.backends.cudnn.benchmark = True  # as e2e_suite.py runs its cases
+    rec = {k: spec[k] for k in PEAK_FIELDS}
+    rec["cudnn_benchmark"] = True
+    rec["precision_settings"] = es.set_precision(spec["precision"])
+    torch.manual_seed(0)
+    model, make_batch, loss_of, _ = es.build_model(spec, "cuda")
+    step, opt, _ = es.make_step(spec, model, make_batch, loss_of, "cuda")
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    mem = {"max_allocated_incl_warmup_bytes": torch.cuda.max_memory_allocated(),
+           "max_reserved_incl_warmup_bytes": torch.cuda.max_memory_reserved()}
+    if opt is not None:
+        opt.zero_grad(set_to_none=True)
+    mem["allocated_at_step_start_bytes"] = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    mem["max_allocated_bytes"] = torch.cuda.max_memory_allocated()
+    mem["max_reserved_bytes"] = torch.cuda.max_memory_reserved()
+    rec["memory"] = mem
+    rec["warmup"], rec["steps"] = warmup, steps
+    print(json.dumps(rec), flush=True)
+
+
+def peaks(ids, warmup, steps, parallel, timeout):
+    """Every case in its own process, `parallel` at a time (torch's peaks are per process)."""
+    import concurrent.futures
+
+    def one(cid):
+        t = time.monotonic()
+        r = subprocess.run([sys.executable, __file__, "--json", "-", "--peaks-child", cid, "--warmup", str(warmup),
+                            "--steps", str(steps)], capture_output=True, text=True, timeout=timeout)
+        if r.returncode:
+            return {"id": cid, "error": r.stderr[-600:]}
+        rec = json.loads(r.stdout.strip().splitlines()[-1])
+        rec["process_s"] = round(time.monotonic() - t, 1)
+        return rec
+    with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
+        out = list(pool.map(one, ids))
+    for r in out:
+        print(r["id"], r.get("error", "")[-200:] or {k: round(v / 2**20, 1) for k, v in r["memory"].items()},
+              flush=True)
+    return out
+
+
 def max_batch(spec, start, deadline):
     trials = []
     lo, hi = 0, None
@@ -104,16 +163,36 @@ def main():
     p.add_argument("--cases", default="resnet50-train-b256-amp-bf16,vgg16-train-b64-amp-bf16,"
                    "bert-squad-train-s384-b32-amp-bf16,gpt2-train-s1024-b8-amp-bf16")
     p.add_argument("--deadline-s", type=float, default=420)
+    p.add_argument("--peaks", action="store_true", help="steady-step peaks of --cases (default: every case), "
+                   "each in a fresh process; no context or max-batch measurement")
+    p.add_argument("--parallel", type=int, default=4, help="--peaks: processes at a time")
+    p.add_argument("--warmup", type=int, default=8)
+    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--peaks-child", help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.peaks_child:
+        return peaks_child(a.peaks_child, a.warmup, a.steps)
     t0 = time.monotonic()
     doc = {"tool": "memory_bench.py", "provenance": {
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command_line": sys.argv, "git_sha": a.git_sha, "torch": torch.__version__, "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name(0),
         "gpu_memory_bytes": torch.cuda.get_device_properties(0).total_memory},
-        "context": context(), "max_batch": []}
-    print("context", doc["context"], flush=True)
+        "context": None if a.peaks else context(), "max_batch": []}
     cases = {c["id"]: c for c in es.CASES}
+    if a.peaks:
+        ids = a.cases.split(",") if "--cases" in sys.argv else [c["id"] for c in es.CASES]
+        unknown = [i for i in ids if i not in cases]
+        if unknown:
+            sys.exit(f"memory_bench.py: unknown case ids {unknown}; see e2e_suite.py --list")
+        del doc["context"], doc["max_batch"]
+        doc["process_per_case"] = True
+        doc["warmup"], doc["steps"] = a.warmup, a.steps
+        doc["peaks"] = peaks(ids, a.warmup, a.steps, a.parallel, timeout=a.deadline_s)
+        with open(a.json, "w") as f:
+            json.dump(doc, f, indent=1)
+        return
+    print("context", doc["context"], flush=True)
     ids = a.cases.split(",")
     for i, cid in enumerate(ids):
         share = (a.deadline_s - (time.monotonic() - t0)) / (len(ids) - i)
