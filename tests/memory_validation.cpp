@@ -34,7 +34,7 @@ struct Options {
     std::string device = "h200";
     std::vector<std::string> reports, max_batch_reports;
     double max_median = -1, max_error = -1, max_allocated_median = -1, max_allocated_error = -1, max_batch_error = -1;
-    std::string doc, section;
+    std::string doc, section, runtime;  ///< runtime: only the cases of this runtime (eager, compiled)
     bool write = false;
 };
 
@@ -56,6 +56,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--doc") o.doc = value();
         else if (a == "--section") o.section = value();
         else if (a == "--write") o.write = true;
+        else if (a == "--runtime") o.runtime = value();
         else if (!a.empty() && a[0] == '-') roofplan::detail::fail("unknown option '", a, "'");
         else o.reports.push_back(a);
     }
@@ -149,7 +150,8 @@ int main(int argc, char** argv) try {
     const memory::DeviceMemory device = memory::DeviceMemory::of(find_device(o.device));
     std::vector<validation::MemorySample> samples;
     for (const std::string& file : o.reports)
-        for (const validation::MemorySample& s : io::read_memory_samples(file)) samples.push_back(s);
+        for (const validation::MemorySample& s : io::read_memory_samples(file))
+            if (o.runtime.empty() || parse_runtime(o.runtime) == s.runtime) samples.push_back(s);
     const std::vector<validation::MemoryComparison> rows = validation::compare_memory(samples, device);
     const bool markdown = !o.doc.empty();
     const validation::ErrorSummary reserved = validation::summarize(validation::memory_cases(rows, true));

@@ -203,7 +203,9 @@ TEST_CASE("memory grows with the batch; amp keeps less than fp32; Adam needs mor
         for (std::int64_t b : {1, 2, 3, 4, 8, 16}) {
             const MemoryEstimate e = memory(request(b, Precision::amp_bf16), device);
             CHECK(e.allocated_peak.value() >= previous_allocated);
-            CHECK(e.reserved_peak.value() >= previous_reserved);
+            // Reserved is not monotone in the batch, in the allocator as in the model: a request crossing 10 MiB
+            // takes its own segment instead of a 20 MiB one (cuDNN's measured workspaces grow by steps).
+            CHECK(static_cast<double>(e.reserved_peak.value()) >= 0.95 * static_cast<double>(previous_reserved));
             previous_allocated = e.allocated_peak.value();
             previous_reserved = e.reserved_peak.value();
         }
@@ -347,4 +349,63 @@ TEST_CASE("memory errors say what was wrong and what is accepted") {
     MemoryRequest threads = request(1, Precision::fp32);
     threads.blas_threads = -1;
     CHECK_THROWS_WITH_AS(memory(threads, h200()), doctest::Contains("blas_threads must be >= 0"), invalid_argument);
+}
+
+TEST_CASE("a measured workspace curve: exact at its batches, linear between, proportional outside") {
+    static constexpr std::array<BatchBytes, 3> points{{{8, 0}, {32, 3200}, {128, 0}}};
+    const MeasuredCurve c{points.data(), 3};
+    CHECK(c.at(8) == 0);
+    CHECK(c.at(32) == 3200);
+    CHECK(c.at(20) == 1600);   // halfway between 8 and 32
+    CHECK(c.at(80) == 1600);   // halfway between 32 and 128
+    CHECK(c.at(4) == 0);       // proportional to the first point
+    CHECK(c.at(256) == 0);     // proportional to the last point
+    CHECK(c.slope() == 0);
+    static constexpr std::array<BatchBytes, 2> rising{{{1, 100}, {64, 6400}}};
+    const AffineBytes b = measured_bytes({rising.data(), 2});
+    CHECK(b.at(128) == 12800);
+    CHECK(b.per_sample == 100);  // the bound the overflow check uses
+    CHECK_FALSE(b.empty());
+}
+
+TEST_CASE("cuDNN's measured convolution workspaces: VGG-16 FP32 inference at batch 32 takes the FFT's 2.3 GiB") {
+    // conv_workspace_sm90.hpp (validation/results/2026-11-24-h100-memory): cuDNN's heuristics pick an FFT for
+    // features.12 (256->256 at 56x56) at batch 32; the e2e step measured 3154.7 MiB allocated in a fresh process.
+    const WorkspaceFigure ws = default_workspaces(find_device("h200"));
+    REQUIRE(ws.convolutions != nullptr);
+    CHECK(default_workspaces(find_device("v100-sxm2")).convolutions == nullptr);  // measured on sm_90 only
+    const ConvWorkspace* fft = ws.convolutions->find(
+        {256, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 56, 56, true, ConvMode::fp32});
+    REQUIRE(fft != nullptr);
+    CHECK(fft->forward_curve().at(32) > 2300 * MiB);
+    CHECK(fft->forward_curve().at(8) == 0);
+    const Model vgg = models::build("vgg16");
+    const MemoryModel memory(vgg);
+    const auto e = memory(request(32, Precision::fp32, Mode::infer), h200());
+    CHECK(e.allocated_peak.value() > 3000 * MiB);
+    CHECK(e.allocated_peak.value() < 3300 * MiB);
+    // BF16 channels-last convolutions take little: the same network's amp inference stays far below.
+    const auto half = memory(request(32, Precision::amp_bf16, Mode::infer), h200());
+    CHECK(half.allocated_peak.value() < e.allocated_peak.value() / 2);
+}
+
+TEST_CASE("eager Python keeps a module call's arguments until it returns (torchvision's Sequential, BERT's encoder)") {
+    // ResNet-50 inference: layer1's input (the max-pool output, 64x56x56 BF16 per sample) is still held by
+    // `x = self.layer1(x)` while layer1's last block runs; the compiled runtime frees it after its last reader.
+    const Model r50 = models::build("resnet50");
+    const MemoryModel memory(r50);
+    const std::int64_t B = 256;
+    MemoryRequest eager = request(B, Precision::amp_bf16, Mode::infer);
+    MemoryRequest compiled = eager;
+    compiled.runtime = Runtime::compiled;
+    const auto e = memory(eager, h200());
+    CHECK(e.peak_layer.starts_with("layer1."));
+    // measured in a fresh process on the H200 (2026-11-24-h200-memory): 1554.8 MiB
+    CHECK(e.allocated_peak.value() == doctest::Approx(1554.8 * MiB).epsilon(0.03));
+    CHECK(memory(compiled, h200()).allocated_peak.value() < e.allocated_peak.value());
+    const Model bert = models::build("bert-squad", {.seq = 384});
+    const MemoryModel bm(bert);
+    const auto b = bm(request(64, Precision::amp_bf16, Mode::infer), h200());
+    CHECK(b.peak_layer.starts_with("encoder.layer."));
+    CHECK(b.allocated_peak.value() == doctest::Approx(1167.7 * MiB).epsilon(0.05));  // measured, fresh process
 }

@@ -6,6 +6,8 @@
 // figures also hold cuDNN's benchmark searches) and allocated_at_step_start_bytes.  Results that failed or were
 // skipped are left out.  The suite runs every case in one process, so the threads holding cuBLAS workspaces are
 // the report's history: two from the first training case on (the autograd engine's thread has one too), else one.
+// A memory_bench.py report of `peaks` (validation/memory/memory_bench.py --peaks) has the same fields per case,
+// each case measured in a fresh process: two threads in training, one in inference.
 // Errors name the file and the JSON path.
 #pragma once
 
@@ -21,22 +23,28 @@
 namespace roofplan::io {
 
 inline constexpr std::string_view e2e_suite_tool = "roofplan-e2e-suite";
+inline constexpr std::string_view memory_bench_tool = "memory_bench.py";
 
-/// The memory samples of a suite report (a parsed document; `file` names it in errors).
+/// The memory samples of a suite report, or of a memory_bench.py report of peaks (a parsed document; `file`
+/// names it in errors).
 inline std::vector<validation::MemorySample> memory_samples(const json& report, const std::string& file) {
     using namespace detail;
-    if (!report.is_object() || string_or(report, "tool", file, "") != e2e_suite_tool)
-        roofplan::detail::fail(file, ": not a ", e2e_suite_tool, " report (validation/e2e/e2e_suite.py)");
-    const json& results = field(report, "results", file);
-    if (!results.is_array()) roofplan::detail::fail(file, ".results: expected an array");
+    const std::string tool = report.is_object() ? string_or(report, "tool", file, "") : "";
+    const bool per_process = tool == memory_bench_tool && report.contains("peaks");
+    if (tool != e2e_suite_tool && !per_process)
+        roofplan::detail::fail(file, ": not a ", e2e_suite_tool, " report (validation/e2e/e2e_suite.py) nor a ",
+                               memory_bench_tool, " report with peaks (validation/memory/memory_bench.py --peaks)");
+    const std::string list = per_process ? "peaks" : "results";
+    const json& results = field(report, list, file);
+    if (!results.is_array()) roofplan::detail::fail(file, ".", list, ": expected an array");
     std::vector<validation::MemorySample> out;
     bool trained = false;
     for (std::size_t i = 0; i < results.size(); ++i) {
         const json& r = results[i];
-        const std::string where = file + ": .results[" + std::to_string(i) + "]";
+        const std::string where = file + ": ." + list + "[" + std::to_string(i) + "]";
         if (!r.is_object()) roofplan::detail::fail(where, ": expected an object");
         const bool training = string_field(r, "task", where) == "train";
-        trained = trained || (training && !r.contains("skipped"));
+        trained = !per_process && (trained || (training && !r.contains("skipped")));
         if (r.contains("error") || r.contains("skipped") || !r.contains("memory")) continue;
         validation::MemorySample s;
         s.where = where;
@@ -50,7 +58,7 @@ inline std::vector<validation::MemorySample> memory_samples(const json& report, 
         if (r.contains("seq") && !r.at("seq").is_null()) s.seq = whole(r, "seq", where);
         s.cuda_graphs = r.contains("compile_mode") && r.at("compile_mode").is_string() &&
                         r.at("compile_mode").get<std::string>() == "reduce-overhead";
-        s.blas_threads = trained ? 2 : 1;
+        s.blas_threads = trained || training ? 2 : 1;
         const json& m = field(r, "memory", where);
         const std::string at = where + ".memory";
         s.max_allocated = static_cast<std::int64_t>(positive(m, "max_allocated_bytes", at));
@@ -64,8 +72,6 @@ inline std::vector<validation::MemorySample> memory_samples(const json& report, 
 inline std::vector<validation::MemorySample> read_memory_samples(const std::string& file) {
     return memory_samples(parse(read_text(file), file), file);
 }
-
-inline constexpr std::string_view memory_bench_tool = "memory_bench.py";
 
 /// The largest-batch cases of a memory benchmark report (validation/memory/memory_bench.py, tool "memory_bench.py"):
 /// each case's `largest_ok` and `smallest_failed`, and its settings read from the `roofplan_command` it records

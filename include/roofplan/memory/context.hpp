@@ -16,6 +16,7 @@
 
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/device/device.hpp>
+#include <roofplan/memory/conv_workspace_sm90.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -35,6 +36,8 @@ struct ContextFigure {
 struct WorkspaceFigure {
     std::int64_t cublas_bytes = 0;    ///< per (cuBLAS handle, stream)
     std::int64_t cublaslt_bytes = 0;  ///< per (cuBLASLt handle, stream)
+    /// cuDNN's per-call convolution workspaces measured on this architecture (memory/conv_workspace.hpp), or none.
+    const ConvWorkspaceTable* convolutions = nullptr;
 };
 
 namespace context_data {
@@ -79,10 +82,12 @@ inline ContextFigure default_context(const Device& device) {
     return {h100_process_bytes + hidden, borrowed_source, false};
 }
 
-/// The cuBLAS and cuBLASLt workspace sizes PyTorch chooses on `device` (CublasHandlePool.cpp).
+/// The cuBLAS and cuBLASLt workspace sizes PyTorch chooses on `device` (CublasHandlePool.cpp), and the measured
+/// cuDNN convolution workspaces of its architecture (sm_90 only so far).
 constexpr WorkspaceFigure default_workspaces(const Device& device) {
     const bool sm90 = device.cc_major == 9 && device.cc_minor == 0;
-    return {sm90 ? std::int64_t{32} << 20 : (std::int64_t{8} << 20) + (std::int64_t{128} << 10), std::int64_t{1} << 20};
+    return {sm90 ? std::int64_t{32} << 20 : (std::int64_t{8} << 20) + (std::int64_t{128} << 10), std::int64_t{1} << 20,
+            sm90 ? &conv_workspaces_sm90 : nullptr};
 }
 
 /// The device's memory, or an error for a device that has none recorded.

@@ -227,7 +227,8 @@ private:
         return a.precision == b.precision && a.mode == b.mode && a.optimizer == b.optimizer && a.runtime == b.runtime &&
                a.attention == b.attention && a.cudnn_benchmark == b.cudnn_benchmark &&
                a.blas_threads == b.blas_threads && a.workspaces.cublas_bytes == b.workspaces.cublas_bytes &&
-               a.workspaces.cublaslt_bytes == b.workspaces.cublaslt_bytes && a.implementation == b.implementation;
+               a.workspaces.cublaslt_bytes == b.workspaces.cublaslt_bytes &&
+               a.workspaces.convolutions == b.workspaces.convolutions && a.implementation == b.implementation;
     }
     /// The recording of these settings, made on first use (copies of a MemoryModel share the cache).
     const Tape& tape_for(const StepSettings& s) const {

@@ -119,7 +119,7 @@ inline void weight_grads(Walk& w, const At& at, std::size_t first = 0, std::size
 }
 
 /// Whether this node is the last reader of value `v` (its output may take the input's storage).
-inline bool last_reader(const Walk& w, std::uint32_t v) { return w.values[v].readers == 1; }
+inline bool last_reader(const Walk& w, std::uint32_t v) { return w.values[v].readers - w.values[v].held == 1; }
 
 /// A new output, or (fused runtimes, the input's last reader, nothing keeping it) the input's storage: a fused
 /// pointwise chain writes no intermediate.
@@ -142,11 +142,12 @@ inline void input_grad(Walk& w, const At& at) { input_grad(w, at, at.in(), w.val
 /// saved tensors (its last group) released; then autograd's casts: the weights' FP32 gradients, and the input
 /// gradient back to FP32 when the forward cast the input.
 inline void matrix_backward(Walk& w, const At& at, std::uint32_t v, std::size_t first_param = 0,
-                            std::size_t params = SIZE_MAX) {
+                            std::size_t params = SIZE_MAX, AffineBytes workspace = {}) {
     const Value& x = w.values[v];
     const bool wanted = x.needs_grad && at.n->needs_input_gradient;
     TensorId gi = wanted ? w.make(per_sample_bytes(x.elements, Walk::width(w.compute()))) : no_tensor;
     const Temporaries halves = weight_grads_low(w, at, first_param, params);
+    w.temporary(workspace);  // a library's workspace while the gradients are made
     w.release_last_group(at.node);
     weight_grads_cast(w, at, halves, first_param, params);
     if (gi != no_tensor && w.eager() && w.amp() && x.dtype == DType::f32) {
@@ -157,12 +158,14 @@ inline void matrix_backward(Walk& w, const At& at, std::uint32_t v, std::size_t 
     w.deliver(v, gi);
 }
 
-/// A matrix layer's forward: its input as read and kept, its weights, its output in the compute dtype.
-inline void matrix_forward(Walk& w, const At& at, std::int64_t out_per_instance) {
+/// A matrix layer's forward: its input as read and kept, its weights, its output in the compute dtype (and a
+/// library's workspace for the call, once the output exists).
+inline void matrix_forward(Walk& w, const At& at, std::int64_t out_per_instance, AffineBytes workspace = {}) {
     const TensorId x = matrix_input(w, at.in());
     save_matrix_input(w, x);
     weights_forward(w, at);
     w.produce(at.out, at.per_sample(out_per_instance), w.compute());
+    w.temporary(workspace);
     w.release(x);
 }
 
@@ -173,10 +176,22 @@ inline void forward(Walk& w, const At& at, const Linear& l) {
 }
 inline void backward(Walk& w, const At& at, const Linear&) { matrix_backward(w, at, at.in()); }
 
-/// Convolutions: as a matrix layer; TF32 on NCHW tensors converts layouts around cuDNN's NHWC kernels
-/// (runtime/eager.hpp), temporaries of the input and output sizes.
+/// The measured cuDNN workspace of this convolution (memory/conv_workspace.hpp), if the device's table has it.
+inline const ConvWorkspace* measured_conv(const Walk& w, const At& at, const Conv2D& l) {
+    const StepSettings& s = w.settings();
+    if (s.workspaces.convolutions == nullptr || s.runtime == Runtime::ideal || at.n->repeat != 1) return nullptr;
+    ConvMode mode = ConvMode::half;
+    if (s.precision == Precision::fp32) mode = ConvMode::fp32;
+    else if (s.precision == Precision::tf32) mode = ConvMode::tf32;
+    else if (s.precision == Precision::int8) return nullptr;
+    return s.workspaces.convolutions->find(ConvKey::of(l.config(), mode));
+}
+/// Convolutions: as a matrix layer, with cuDNN's workspace for the call: as measured for the convolutions the
+/// device's table has; else TF32 on NCHW tensors converts layouts around cuDNN's NHWC kernels (runtime/eager.hpp),
+/// temporaries of the input and output sizes, and other modes take none.
 inline void forward(Walk& w, const At& at, const Conv2D& l) {
     const std::int64_t out = l.output_shape().elements();
+    if (const ConvWorkspace* m = measured_conv(w, at, l)) return matrix_forward(w, at, out, measured_bytes(m->forward_curve()));
     if (w.eager() && w.settings().precision == Precision::tf32) {
         w.temporary(per_sample_bytes(w.values[at.in()].elements, 4));
         w.temporary(per_sample_bytes(at.per_sample(out), 4));
@@ -184,6 +199,8 @@ inline void forward(Walk& w, const At& at, const Conv2D& l) {
     matrix_forward(w, at, out);
 }
 inline void backward(Walk& w, const At& at, const Conv2D& l) {
+    if (const ConvWorkspace* m = measured_conv(w, at, l))
+        return matrix_backward(w, at, at.in(), 0, SIZE_MAX, measured_bytes(m->backward_curve()));
     if (w.eager() && w.settings().precision == Precision::tf32)
         w.temporary(per_sample_bytes(at.per_sample(l.output_shape().elements()), 4));
     matrix_backward(w, at, at.in());

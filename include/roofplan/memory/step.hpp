@@ -21,6 +21,8 @@
 #include <roofplan/memory/walk.hpp>
 
 #include <cstdint>
+#include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -201,6 +203,12 @@ private:
         }
         walk_.values[0].readers = static_cast<std::int32_t>(flow_->readers[0]) + 1;  // never dropped
         if (!nodes.empty()) walk_.values[nodes.size()].readers += 1;                // the loss, or the caller
+        if (first && walk_.eager()) python_holds();
+        for (std::size_t v = 1; v < held_until_.size(); ++v)
+            if (held_until_[v] != no_node) {
+                walk_.values[v].readers += 1;
+                walk_.values[v].held = 1;
+            }
         seen_convs_.clear();
         for (std::size_t i = 0; i < nodes.size(); ++i) forward(static_cast<std::uint32_t>(i));
         walk_.release(walk_.values[0].half);  // the input batch stays; a copy made for its readers does not
@@ -240,6 +248,8 @@ private:
         const rules::At a = at(i);
         std::visit([&](const auto& layer) { rules::forward(walk_, a, layer); }, a.n->layer);
         for (std::uint8_t j = 0; j < a.route->count; ++j) walk_.done_reading(a.route->inputs[j]);
+        if (i < released_after_.size())
+            for (const std::uint32_t v : released_after_[i]) walk_.done_reading(v);
         Value& out = walk_.values[a.out];
         if (out.readers == 0) walk_.drop(out);
         if (searches(a.n->layer)) walk_.empty_cache();
@@ -255,6 +265,49 @@ private:
         }
         walk_.release_saved(i);
         if (first_ && std::holds_alternative<Conv2D>(a.n->layer) && benchmarked(i)) walk_.empty_cache();
+    }
+    /// Python keeps a module call's arguments until the call returns (the caller's variable still refers to them:
+    /// `x = self.layer1(x)` rebinds `x` only after layer1 has run all its blocks; Hugging Face's BertModel holds
+    /// `embedding_output` through the encoder).  Modules are the dotted prefixes of the node names (`layer1`,
+    /// `layer1.0`, `encoder.layer.3.output`); a value read inside a module that does not contain its producer stays
+    /// until that module's last node, the outermost such module deciding.  `held_until_[v]` is that node, or
+    /// no_node when the value goes after its last reader as before.  Eager only: a compiled graph frees by liveness.
+    void python_holds() {
+        const auto& nodes = model_->nodes();
+        held_until_.assign(nodes.size() + 1, no_node);
+        std::vector<std::string_view> names(nodes.size());
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            names[i] = nodes[i].name.view();
+            if (const auto colon = names[i].find(':'); colon != std::string_view::npos) names[i] = names[i].substr(0, colon);
+            if (names[i].find('/') != std::string_view::npos) return;  // not module paths (an ONNX graph's names)
+        }
+        const auto inside = [&](std::size_t node, std::string_view scope) {
+            return names[node].size() > scope.size() && names[node].starts_with(scope) && names[node][scope.size()] == '.';
+        };
+        std::unordered_map<std::string_view, std::size_t> last_of;  // a module's last node
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            for (std::size_t dot = names[i].find('.'); dot != std::string_view::npos; dot = names[i].find('.', dot + 1))
+                last_of[names[i].substr(0, dot)] = i;
+        for (std::size_t r = 0; r < nodes.size(); ++r) {
+            const Route& route = flow_->routes[r];
+            for (std::uint8_t j = 0; j < route.count; ++j) {
+                const std::uint32_t v = route.inputs[j];
+                if (v == 0) continue;  // the batch stays anyway
+                const std::size_t producer = v - 1;
+                // the outermost module of the reader that does not hold the producer
+                for (std::size_t dot = names[r].find('.'); dot != std::string_view::npos; dot = names[r].find('.', dot + 1)) {
+                    const std::string_view scope = names[r].substr(0, dot);
+                    if (inside(producer, scope)) continue;
+                    const std::size_t last = last_of[scope];
+                    if (last > r && (held_until_[v] == no_node || last > held_until_[v]))
+                        held_until_[v] = static_cast<std::uint32_t>(last);
+                    break;
+                }
+            }
+        }
+        released_after_.assign(nodes.size(), {});
+        for (std::size_t v = 1; v < held_until_.size(); ++v)
+            if (held_until_[v] != no_node) released_after_[held_until_[v]].push_back(static_cast<std::uint32_t>(v));
     }
     /// Whether the first step runs cuDNN's algorithm search for this layer (the first of its geometry).
     bool searches(const AnyLayer& layer) {
@@ -354,6 +407,8 @@ private:
     Walk walk_;
     std::vector<TensorId> persistent_;
     std::vector<const Conv2D*> seen_convs_;
+    std::vector<std::uint32_t> held_until_;  ///< per value: the node after which Python lets it go (python_holds)
+    std::vector<std::vector<std::uint32_t>> released_after_;  ///< per node: the values Python lets go after it
     std::vector<std::uint32_t> searched_;
     bool first_ = true;
     bool state_live_ = false;

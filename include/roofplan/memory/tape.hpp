@@ -11,6 +11,7 @@
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/enum_names.hpp>
 #include <roofplan/memory/allocator.hpp>
+#include <roofplan/memory/conv_workspace.hpp>
 
 #include <array>
 #include <cstdint>
@@ -57,15 +58,19 @@ namespace roofplan::memory {
 using roofplan::to_string;
 inline constexpr std::size_t category_count = enum_count<Category>;
 
-/// Bytes affine in the batch: per_sample·batch + fixed.
+/// Bytes affine in the batch: per_sample·batch + fixed; or, for a size measured at some batches (a cuDNN
+/// workspace), the measured curve, with per_sample its largest bytes per sample (the bound overflow checks use).
 struct AffineBytes {
     std::int64_t per_sample = 0;
     std::int64_t fixed = 0;
+    MeasuredCurve measured{};
     [[nodiscard]] constexpr std::int64_t at(std::int64_t batch) const {
+        if (measured.points != nullptr) return measured.at(batch);
         return detail::add(detail::mul(per_sample, batch, "tensor bytes"), fixed, "tensor bytes");
     }
-    [[nodiscard]] constexpr bool empty() const { return per_sample == 0 && fixed == 0; }
+    [[nodiscard]] constexpr bool empty() const { return per_sample == 0 && fixed == 0 && measured.points == nullptr; }
 };
+constexpr AffineBytes measured_bytes(const MeasuredCurve& curve) { return {curve.slope(), 0, curve}; }
 constexpr AffineBytes per_sample_bytes(std::int64_t elements, std::int64_t width) {
     return {detail::mul(elements, width, "tensor bytes"), 0};
 }

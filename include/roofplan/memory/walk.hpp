@@ -58,7 +58,8 @@ struct Value {
     TensorId tensor = no_tensor;
     DType dtype = DType::f32;
     std::int64_t elements = 0;   ///< per sample (the batch's instances times the node's repeat)
-    std::int32_t readers = 0;    ///< forward readers still to come
+    std::int32_t readers = 0;    ///< forward readers still to come (and a module call holding it: `held`)
+    std::int32_t held = 0;       ///< 1 when a Python module call keeps it past its last reader (step.hpp)
     bool needs_grad = false;
     TensorId grad = no_tensor;   ///< backward: its gradient
     TensorId half = no_tensor;   ///< fused runtimes: its FP16/BF16 copy, materialized once for every reader
