@@ -258,6 +258,38 @@ TEST_CASE("GPT-2's Python GELU (pow in FP32 under autocast) keeps far more than 
     CHECK_FALSE(implementation_of(models::build("bert-base")).pre_norm);
 }
 
+TEST_CASE("Hugging Face's causal LMs keep their key/value cache's copies (use_cache defaults to True)") {
+    const Model m = models::build("gpt2", {.seq = 256});
+    const MemoryModel memory(m);
+    const std::int64_t B = 4;
+    MemoryRequest r = request(B, Precision::amp_bf16, Mode::train, Optimizer::adam);
+    const MemoryEstimate cached = memory(r, h200());
+    Implementation impl = implementation_of(m);
+    CHECK(impl.kv_cache);
+    CHECK_FALSE(implementation_of(models::build("bert-base")).kv_cache);
+    impl.kv_cache = false;
+    r.implementation = impl;
+    const MemoryEstimate plain = memory(r, h200());
+    // 12 layers x (keys + values) x 256 tokens x 768 x 2 bytes (BF16) per sample, all saved at the peak (the loss)
+    const std::int64_t copies = 12 * 2 * 256 * 768 * 2 * B;
+    CHECK(cached.peak_layer == plain.peak_layer);
+    CHECK(cached.allocated_peak.value() - plain.allocated_peak.value() == copies);
+    CHECK(cached.saved_activations.value() - plain.saved_activations.value() >= copies);
+    // Inference: the cache grows layer by layer and is held until the output is dropped.
+    MemoryRequest infer = request(B, Precision::amp_bf16, Mode::infer);
+    const std::int64_t with_cache = memory(infer, h200()).allocated_peak.value();
+    infer.implementation = impl;
+    const std::int64_t without = memory(infer, h200()).allocated_peak.value();
+    // every layer's copies are live at the LM head; an unsplit block counts whole, so a little more is allocated
+    CHECK(with_cache - without >= copies);
+    CHECK(with_cache - without <= copies + copies / 4);
+    // The compiled runtime frees by liveness and keeps no cache copies in its graph.
+    r.runtime = Runtime::compiled;
+    const std::int64_t compiled_plain = memory(r, h200()).allocated_peak.value();
+    r.implementation.reset();
+    CHECK(memory(r, h200()).allocated_peak.value() == compiled_plain);
+}
+
 TEST_CASE("the dataflow finds residual branches, downsample paths and summed embeddings") {
     const Model resnet = models::build("resnet50");
     const Dataflow flow = dataflow(resnet, implementation_of(resnet));

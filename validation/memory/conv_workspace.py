@@ -9,6 +9,8 @@ cudnn.benchmark off (cuDNN's heuristics choose the engine) and on (PyTorch times
 a shape and keeps the fastest), PyTorch allocating the chosen engine's workspace for each call:
   forward_ws   peak allocated during the forward (no_grad) - allocated before it - the output's bytes
   backward_ws  peak allocated during the backward - allocated before it - the gradients' bytes (input, weight, bias)
+  with cudnn.benchmark on, the same for the first call of the shape, which runs the search (forward_search_ws,
+  backward_search_ws), and the segments the search added (forward_search_reserved, backward_search_reserved)
   forward kernels (torch.profiler, one call at --profile-batch) and the forward's time (CUDA events, median of 5).
 Output: JSON with provenance.  Nothing here is fitted to end-to-end runs.
 """
@@ -65,6 +67,15 @@ def measure(key, mode, batch, profile, benchmark):
     x = torch.randn(batch, cin, *hw, device="cuda", dtype=dt).contiguous(memory_format=fmt)
     row = {"batch": batch, "mode": mode, "cudnn_benchmark": benchmark}
     with torch.no_grad():
+        if benchmark:  # the first call of this shape runs PyTorch's engine search (timing candidate plans)
+            torch.cuda.synchronize()
+            base, held = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+            torch.cuda.reset_peak_memory_stats()
+            y = conv(x)
+            torch.cuda.synchronize()
+            row["forward_search_ws"] = torch.cuda.max_memory_allocated() - base - nbytes(y)
+            row["forward_search_reserved"] = torch.cuda.max_memory_reserved() - held
+            del y
         for _ in range(2):
             conv(x)
         torch.cuda.synchronize()
@@ -94,7 +105,16 @@ def measure(key, mode, batch, profile, benchmark):
     x.requires_grad_(True)
     y = conv(x)
     g = torch.randn_like(y)
+    if benchmark:  # the first backward searches the data- and filter-gradient engines
+        torch.cuda.synchronize()
+        base, held = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        torch.cuda.reset_peak_memory_stats()
     y.backward(g)
+    if benchmark:
+        torch.cuda.synchronize()
+        grads = nbytes(x.grad, conv.weight.grad, conv.bias.grad if bias else None)
+        row["backward_search_ws"] = torch.cuda.max_memory_allocated() - base - grads
+        row["backward_search_reserved"] = torch.cuda.max_memory_reserved() - held
     x.grad = None
     conv.zero_grad(set_to_none=True)
     del y

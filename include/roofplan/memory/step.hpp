@@ -214,6 +214,7 @@ private:
         walk_.release(walk_.values[0].half);  // the input batch stays; a copy made for its readers does not
         walk_.values[0].half = no_tensor;
         if (!nodes.empty()) loss_forward();
+        walk_.release_forward_holds();  // the model's output (and its key/value cache) dropped after the loss
         if (walk_.amp() && !walk_.engine()) walk_.clear_autocast_cache();
         if (walk_.training()) {
             if (!nodes.empty()) loss_backward();

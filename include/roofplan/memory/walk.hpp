@@ -137,6 +137,15 @@ public:
         if (refs_[t] <= 0) detail::fail("internal error: memory walk released a free tensor");
         if (--refs_[t] == 0) events_->push_back({Event::Kind::free, phase_, t, node_});
     }
+    /// The forward's output keeps `t` (a key/value cache entry) until the caller drops it: `release_forward_holds`.
+    void hold_until_forward_end(TensorId t) {
+        retain(t);
+        forward_holds_.push_back(t);
+    }
+    void release_forward_holds() {
+        for (const TensorId t : forward_holds_) release(t);
+        forward_holds_.clear();
+    }
     /// A temporary: allocated and freed at once (a workspace, an intermediate that nothing keeps).
     void temporary(AffineBytes bytes) {
         if (!bytes.empty()) release(make(bytes));
@@ -284,6 +293,7 @@ private:
     std::uint32_t node_ = no_node;
     std::vector<int> refs_;
     std::vector<std::vector<TensorId>> saved_;
+    std::vector<TensorId> forward_holds_;  ///< what the forward's output keeps (hold_until_forward_end)
     std::vector<std::vector<std::size_t>> groups_;
     std::vector<int> saved_count_;
     std::vector<std::uint32_t> value_of_;  ///< per tensor, the value it was made for (no_node: none)
