@@ -16,6 +16,7 @@
 
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/device/device.hpp>
+#include <roofplan/memory/conv_workspace_h200_benchmark.hpp>
 #include <roofplan/memory/conv_workspace_sm90.hpp>
 
 #include <algorithm>
@@ -36,8 +37,12 @@ struct ContextFigure {
 struct WorkspaceFigure {
     std::int64_t cublas_bytes = 0;    ///< per (cuBLAS handle, stream)
     std::int64_t cublaslt_bytes = 0;  ///< per (cuBLASLt handle, stream)
-    /// cuDNN's per-call convolution workspaces measured on this architecture (memory/conv_workspace.hpp), or none.
+    /// cuDNN's per-call convolution workspaces measured on this architecture (memory/conv_workspace.hpp), or none:
+    /// the engines cuDNN's heuristics choose.
     const ConvWorkspaceTable* convolutions = nullptr;
+    /// The same for the engines cudnn.benchmark picks by timing them on this device (they differ from the
+    /// heuristics' at some shapes, and between devices of one architecture), or none: `convolutions` serves.
+    const ConvWorkspaceTable* benchmarked_convolutions = nullptr;
 };
 
 namespace context_data {
@@ -83,11 +88,13 @@ inline ContextFigure default_context(const Device& device) {
 }
 
 /// The cuBLAS and cuBLASLt workspace sizes PyTorch chooses on `device` (CublasHandlePool.cpp), and the measured
-/// cuDNN convolution workspaces of its architecture (sm_90 only so far).
+/// cuDNN convolution workspaces: of its architecture under the heuristics (sm_90 only so far), and of the device
+/// under cudnn.benchmark (the H200 only so far; the H100's e2e peaks agree with the heuristics' table).
 constexpr WorkspaceFigure default_workspaces(const Device& device) {
     const bool sm90 = device.cc_major == 9 && device.cc_minor == 0;
     return {sm90 ? std::int64_t{32} << 20 : (std::int64_t{8} << 20) + (std::int64_t{128} << 10), std::int64_t{1} << 20,
-            sm90 ? &conv_workspaces_sm90 : nullptr};
+            sm90 ? &conv_workspaces_sm90 : nullptr,
+            sm90 && device.answers_to("h200") ? &conv_workspaces_h200_benchmark : nullptr};
 }
 
 /// The device's memory, or an error for a device that has none recorded.

@@ -220,6 +220,8 @@ private:
         s.cudnn_benchmark = r.cudnn_benchmark;
         s.blas_threads = r.blas_threads;
         s.workspaces = workspaces;
+        if (r.cudnn_benchmark && workspaces.benchmarked_convolutions != nullptr)  // the engines the timing picks
+            s.workspaces.convolutions = workspaces.benchmarked_convolutions;
         s.implementation = r.implementation ? *r.implementation : implementation_of(*model_);
         return s;
     }
@@ -228,7 +230,9 @@ private:
                a.attention == b.attention && a.cudnn_benchmark == b.cudnn_benchmark &&
                a.blas_threads == b.blas_threads && a.workspaces.cublas_bytes == b.workspaces.cublas_bytes &&
                a.workspaces.cublaslt_bytes == b.workspaces.cublaslt_bytes &&
-               a.workspaces.convolutions == b.workspaces.convolutions && a.implementation == b.implementation;
+               a.workspaces.convolutions == b.workspaces.convolutions &&
+               a.workspaces.benchmarked_convolutions == b.workspaces.benchmarked_convolutions &&
+               a.implementation == b.implementation;
     }
     /// The recording of these settings, made on first use (copies of a MemoryModel share the cache).
     const Tape& tape_for(const StepSettings& s) const {
