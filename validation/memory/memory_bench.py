@@ -17,7 +17,6 @@ nothing here is fitted into the model).
 Output: JSON with provenance.
 """
 import argparse
-import datetime
 import gc
 import json
 import subprocess
@@ -28,6 +27,7 @@ import torch
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/e2e")
 import e2e_suite as es  # noqa: E402  (the same models, precisions, optimizers and step closures)
+import rp_common as rc  # noqa: E402
 
 
 CONTEXT_CHILD = r"""
@@ -173,11 +173,7 @@ def main():
     if a.peaks_child:
         return peaks_child(a.peaks_child, a.warmup, a.steps)
     t0 = time.monotonic()
-    doc = {"tool": "memory_bench.py", "provenance": {
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command_line": sys.argv, "git_sha": a.git_sha, "torch": torch.__version__, "cuda": torch.version.cuda,
-        "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name(0),
-        "gpu_memory_bytes": torch.cuda.get_device_properties(0).total_memory},
+    doc = {"tool": "memory_bench.py", "provenance": rc.provenance(a.git_sha),
         "context": None if a.peaks else context(), "max_batch": []}
     cases = {c["id"]: c for c in es.CASES}
     if a.peaks:
