@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,7 +35,8 @@ struct Options {
     std::string device = "h200";
     std::vector<std::string> reports, max_batch_reports;
     double max_median = -1, max_error = -1, max_allocated_median = -1, max_allocated_error = -1, max_batch_error = -1;
-    std::string doc, section, runtime;  ///< runtime: only the cases of this runtime (eager, compiled)
+    std::string doc, section;
+    std::optional<Runtime> runtime;  ///< only the cases of this runtime (eager, compiled)
     bool write = false;
 };
 
@@ -56,7 +58,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--doc") o.doc = value();
         else if (a == "--section") o.section = value();
         else if (a == "--write") o.write = true;
-        else if (a == "--runtime") o.runtime = value();
+        else if (a == "--runtime") o.runtime = parse_runtime(value());
         else if (!a.empty() && a[0] == '-') roofplan::detail::fail("unknown option '", a, "'");
         else o.reports.push_back(a);
     }
@@ -151,7 +153,7 @@ int main(int argc, char** argv) try {
     std::vector<validation::MemorySample> samples;
     for (const std::string& file : o.reports)
         for (const validation::MemorySample& s : io::read_memory_samples(file))
-            if (o.runtime.empty() || parse_runtime(o.runtime) == s.runtime) samples.push_back(s);
+            if (!o.runtime || *o.runtime == s.runtime) samples.push_back(s);
     const std::vector<validation::MemoryComparison> rows = validation::compare_memory(samples, device);
     const bool markdown = !o.doc.empty();
     const validation::ErrorSummary reserved = validation::summarize(validation::memory_cases(rows, true));

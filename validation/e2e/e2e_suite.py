@@ -210,15 +210,15 @@ def make_step(spec, model, make_batch, loss_of, dev):
 def warmed_step(spec, dev, warmup):
     """A case's model and step closure as the host-side scripts (host_bench, host_ops, kernel_inventory) run it:
     the precision settings applied, seed 0, `warmup` steps run and synchronised.  Returns (precision settings,
-    model, step)."""
+    model, step, optimizer or None)."""
     settings = set_precision(spec["precision"])
     torch.manual_seed(0)
     model, make_batch, loss_of, _ = build_model(spec, dev)
-    step, _, _ = make_step(spec, model, make_batch, loss_of, dev)
+    step, opt, _ = make_step(spec, model, make_batch, loss_of, dev)
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
-    return settings, model, step
+    return settings, model, step, opt
 
 
 def tensor_bytes(ts):

@@ -289,7 +289,7 @@ def bench_steps(ids, steps, warmup, deadline):
         model = step = None
         try:
             t0 = time.monotonic()
-            rec["precision_settings"], model, step = es.warmed_step(spec, DEV, warmup)
+            rec["precision_settings"], model, step, _ = es.warmed_step(spec, DEV, warmup)
             host, times = [], []
             for _ in range(steps):
                 e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

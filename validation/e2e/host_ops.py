@@ -107,7 +107,7 @@ def python_calls(step):
 
 def run_case(spec, steps, warmup):
     rec = {"id": spec["id"], "roofplan_command": spec["roofplan_command"]}
-    rec["precision_settings"], model, step = es.warmed_step(spec, DEV, warmup)
+    rec["precision_settings"], model, step, _ = es.warmed_step(spec, DEV, warmup)
     host = []
     for _ in range(steps):
         t0 = time.perf_counter()

@@ -79,7 +79,7 @@ def main():
             results.append({"id": cid, "skipped": "deadline"})
             continue
         spec = cases[cid]
-        _, model, step = es.warmed_step(spec, "cuda", a.warmup)
+        _, model, step, _ = es.warmed_step(spec, "cuda", a.warmup)
         rec = {"id": cid, "roofplan_command": spec["roofplan_command"]}
         rec.update(inventory(step, a.steps))
         results.append(rec)

@@ -92,13 +92,7 @@ def peaks_child(case_id, warmup, steps):
     torch.backends.cudnn.benchmark = True  # as e2e_suite.py runs its cases
     rec = {k: spec[k] for k in PEAK_FIELDS}
     rec["cudnn_benchmark"] = True
-    rec["precision_settings"] = es.set_precision(spec["precision"])
-    torch.manual_seed(0)
-    model, make_batch, loss_of, _ = es.build_model(spec, "cuda")
-    step, opt, _ = es.make_step(spec, model, make_batch, loss_of, "cuda")
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
+    rec["precision_settings"], _, step, opt = es.warmed_step(spec, "cuda", warmup)
     mem = {"max_allocated_incl_warmup_bytes": torch.cuda.max_memory_allocated(),
            "max_reserved_incl_warmup_bytes": torch.cuda.max_memory_reserved()}
     if opt is not None:

@@ -151,13 +151,7 @@ def main():
         t0 = time.monotonic()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-        es.set_precision(spec["precision"])
-        torch.manual_seed(0)
-        model, make_batch, loss_of, _ = es.build_model(spec, "cuda")
-        step, opt, _ = es.make_step(spec, model, make_batch, loss_of, "cuda")
-        for _ in range(a.warmup):
-            step()
-        torch.cuda.synchronize()
+        model, step, opt = es.warmed_step(spec, "cuda", a.warmup)[1:]
         if opt is not None:
             opt.zero_grad(set_to_none=True)
         base = torch.cuda.memory_allocated()

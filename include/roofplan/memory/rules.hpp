@@ -661,20 +661,16 @@ inline void forward(Walk& w, const At& at, const MultiHeadAttention& l) {
     std::array<TensorId, 3> qkv = attention_projections(w, at, z, params_per);
     if (l.config().rotary && !w.impl().fused_qkv) rotary(w, qkv, z);
     const bool fused_kernel = w.settings().attention == AttentionKernel::fused || w.fused();
+    // Hugging Face's key/value cache (implementation.hpp): attention reads the cache's copies of K and V
+    const bool cached = w.eager() && w.impl().kv_cache;
     std::array<TensorId, 3> read = qkv;
-    if (w.eager() && w.impl().kv_cache) {  // the cache's copies of K and V (implementation.hpp); attention reads them
-        const std::int64_t width = Walk::width(w.compute());
-        for (std::size_t i = 1; i < 3; ++i) {
-            read[i] = w.make(per_sample_bytes(i == 1 ? z.k : z.v, width));
-            w.hold_until_forward_end(read[i]);
-        }
+    for (std::size_t i = 1; cached && i < 3; ++i) {
+        read[i] = w.make(per_sample_bytes(i == 1 ? z.k : z.v, Walk::width(w.compute())));
+        w.hold_until_forward_end(read[i]);
     }
     TensorId o = attention_core(w, z, read);
     for (const TensorId t : qkv) w.release(t);
-    if (read[1] != qkv[1]) {
-        w.release(read[1]);
-        w.release(read[2]);
-    }
+    for (std::size_t i = 1; cached && i < 3; ++i) w.release(read[i]);
     if (!fused_kernel) {
         const TensorId contiguous = w.make(per_sample_bytes(z.q, Walk::width(w.compute())));
         w.release(o);
