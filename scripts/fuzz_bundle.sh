@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-fuzz}
 bundle=${2:-$build/bundle}
 rm -rf "$bundle" && mkdir -p "$bundle/lib" "$bundle/corpus"
-for target in model-json onnx files cli; do
+for target in ${TARGETS:-model-json onnx files cli}; do  # TARGETS (environment): a subset
     binary=$build/tests/fuzz/roofplan-fuzz-$target
     [[ -x $binary ]] || { echo "fuzz_bundle: $binary is missing (build $build first)" >&2; exit 2; }
     strip --strip-debug -o "$bundle/roofplan-fuzz-$target" "$binary"
