@@ -4,7 +4,8 @@
 # the executions, the time, the corpus growth and the crashes of each target, and the run's provenance.
 # Usage: fuzz_long.sh BUNDLE OUT [RUNS=10000000] [JOBS=nproc] [GIT_SHA=unknown] [SECONDS_PER_TARGET=0: no limit]
 # (a target stopped by the time limit reports the executions it reached; the summary says so).
-# TARGETS (environment) picks targets; OUT gets summary.json, summary.md, fuzz.log (each target's last lines).
+# TARGETS (environment) picks targets; OUT gets summary.json, summary.md, fuzz.log (each target's last lines);
+# CORPUS_OUT=1 also leaves each target's final corpus (corpus-TARGET.tar.gz), which CORPUS_IN=DIR starts from.
 # Exit status: 0 when no target crashed, 1 otherwise (the crashing inputs are in OUT/artifacts).
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
@@ -26,7 +27,13 @@ for target in ${TARGETS:-model-json onnx files cli-parse cli}; do
     work=$(mktemp -d)
     binary=$target
     if [[ $target == cli-parse ]]; then binary=cli; export ROOFPLAN_FUZZ_CLI_PARSE_ONLY=1; else unset ROOFPLAN_FUZZ_CLI_PARSE_ONLY; fi
-    cp -r "$bundle/corpus/$binary" "$work/corpus"
+    # A run continued from an earlier call (the device's calls end at 10 minutes): CORPUS_IN holds the corpus that
+    # call left (corpus-TARGET.tar.gz, from CORPUS_OUT=1), so the two calls are one campaign.
+    if [[ -n ${CORPUS_IN:-} && -f $CORPUS_IN/corpus-$target.tar.gz ]]; then
+        mkdir "$work/corpus" && tar -xzf "$CORPUS_IN/corpus-$target.tar.gz" -C "$work/corpus"
+    else
+        cp -r "$bundle/corpus/$binary" "$work/corpus"
+    fi
     seeds=$(ls "$work/corpus" | wc -l)
     start=$(date +%s)
     (cd "$work" && "$bundle/roofplan-fuzz-$binary" -jobs="$jobs" -workers="$jobs" -runs=$(( (runs + jobs - 1) / jobs )) \
@@ -37,6 +44,7 @@ for target in ${TARGETS:-model-json onnx files cli-parse cli}; do
     cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$out/artifacts/" 2>/dev/null || true
     { echo "== $target (worker 0, last lines)"; tail -n 30 "$work"/fuzz-0.log 2>/dev/null; } >> "$out/fuzz.log"
     corpus=$(ls "$work/corpus" | wc -l)
+    [[ -z ${CORPUS_OUT:-} ]] || tar -czf "$out/corpus-$target.tar.gz" -C "$work/corpus" .
     rows+=("{\"target\": \"$target\", \"executions\": $done_runs, \"seconds\": $seconds, \"jobs\": $jobs, \"seed_inputs\": $seeds, \"corpus_after\": $corpus, \"crashes\": $crashes}")
     table+=("| $target | $done_runs | $seconds | $jobs | $seeds | $corpus | $crashes |")
     [[ $crashes -eq 0 ]] || status=1
