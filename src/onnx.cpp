@@ -363,9 +363,9 @@ private:
         std::int64_t elements = 1;
         for (std::int64_t d : out.shape) {
             if (d < 0 || d > 1024) return std::nullopt;
-            elements *= d;
+            elements *= d;  // at most 1024 × 1024: checked after every dimension (many dimensions overflowed)
+            if (elements > 1024) return std::nullopt;
         }
-        if (elements > 1024) return std::nullopt;
         const auto n = static_cast<std::size_t>(elements);
         if (t.data_type() == onnx::TensorProto::INT64) {
             if (t.int64_data_size() == elements) out.values.assign(t.int64_data().begin(), t.int64_data().end());

@@ -289,3 +289,19 @@ TEST_CASE("an operator report read: timing method as a number or a string, host 
     CHECK(m.host[2].kernels == 16);
     CHECK(m.host[2].seconds == doctest::Approx(300e-6));
 }
+
+TEST_CASE("report readers: a field of the wrong type is an error naming it, never a library exception") {
+    // Found by the long fuzzing run of 2026-11-24 (tests/fuzz/corpus/files/regression-*.json).
+    CHECK_FALSE(io::is_suite_report(io::json::parse(R"({"tool": 0.9, "reports": []})")));
+    CHECK(io::read_reports("r.json", io::json::parse(R"({"tool": 0.9})")).front().known == false);
+    CHECK_THROWS_WITH_AS(io::operator_report(io::json::parse(R"({"tool": 7, "cases": []})"), "ops.json"),
+                         doctest::Contains("ops.json: not a roofplan-ops report"), invalid_argument);
+    CHECK_THROWS_WITH_AS(io::operator_report(io::json::parse(R"({"tool": "roofplan-ops", "cases": [{"verified": 1}]})"), "ops.json"),
+                         doctest::Contains("ops.json: .cases[0].verified: expected true or false, got 1"), invalid_argument);
+    CHECK_THROWS_WITH_AS(io::operator_report(io::json::parse(R"({"tool": "roofplan-ops", "cases": [],
+                                                  "host": [{"case": 0, "host_us_per_op": 1}]})"), "ops.json"),
+                         doctest::Contains("ops.json: .host[].case: expected a string, got 0"), invalid_argument);
+    CHECK_THROWS_WITH_AS(io::operator_report(io::json::parse(R"({"tool": "roofplan-ops", "cases": [],
+                                                  "compiled_host": [{"case": "c", "host_us_per_call": 1, "verified": "yes"}]})"), "ops.json"),
+                         doctest::Contains("ops.json: .compiled_host[].verified: expected true or false"), invalid_argument);
+}

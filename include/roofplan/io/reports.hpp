@@ -284,8 +284,9 @@ inline Report read_report(const std::string& file, const json& report) {
 
 /// Whether `document` is a runner suite report (roofplan-bench).
 inline bool is_suite_report(const json& document) {
-    return document.is_object() && document.value(std::string(report_names::key::tool), std::string()) ==
-                                       report_names::tool::suite;
+    if (!document.is_object()) return false;
+    const auto tool = document.find(std::string(report_names::key::tool));  // any type: a report's .tool may be wrong
+    return tool != document.end() && tool->is_string() && tool->get_ref<const std::string&>() == report_names::tool::suite;
 }
 
 /// The program reports in `document` (a suite's parts, or the document itself), read into records.  Documents
