@@ -6,9 +6,12 @@
 
 #include <roofplan/version.hpp>
 
+#include <algorithm>
 #include <exception>
+#include <initializer_list>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace roofplan::cli {
@@ -19,10 +22,26 @@ int run(int argc, const char* const* argv, std::function<bool(const CLI::App&)> 
     app.require_subcommand(1);
     Session session;
     session.may_run = std::move(may_run);
-    for (const Command* c : {&models_command, &inspect_command, &devices_command, &predict_command, &systems_command,
-                             &collective_command, &roofline_command, &compare_command, &scaling_command,
-                             &calibrate_command, &validate_command, &explain_command, &plan_command})
-        c->attach(app.add_subcommand(c->name, c->description), session);
+    const std::initializer_list<const Command*> commands{
+        &models_command,     &inspect_command,  &devices_command,   &predict_command, &systems_command,
+        &collective_command, &roofline_command, &compare_command,   &scaling_command, &calibrate_command,
+        &validate_command,   &explain_command,  &plan_command};
+    // The top-level app has flags only (--help, --version), so the first argument that is not an option names the
+    // subcommand.  Only that one gets its options: adding a CLI11 option checks it against every option already
+    // there, and adding all thirteen commands' options costs more than most commands' work (the fuzz target of the
+    // command line builds the app for every input).  The others stay listed with their descriptions, so --help and
+    // the errors read the same; when no argument names a command exactly, every command gets its options as before.
+    std::string_view named;
+    for (int i = 1; i < argc; ++i)
+        if (argv[i][0] != '-') {
+            named = argv[i];
+            break;
+        }
+    const bool known = std::any_of(commands.begin(), commands.end(), [&](const Command* c) { return c->name == named; });
+    for (const Command* c : commands) {
+        CLI::App* sub = app.add_subcommand(c->name, c->description);
+        if (!known || c->name == named) c->attach(sub, session);
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
