@@ -28,6 +28,7 @@
 #include <span>
 #include <string_view>
 #include <cstdint>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -132,20 +133,46 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     weight_cast_forward(e, host, weights - bias_elements, bias_elements);
     PassCost forward = l.forward(inst);
     forward.vector_flops = flop_count{};  // the bias is its own kernel
-    // TF32 on NCHW tensors: cuDNN runs NHWC tensor-core kernels and converts the layouts around them.
+    // TF32 on NCHW tensors: cuDNN runs NHWC tensor-core kernels and converts the layouts around each pass: forward
+    // the input and the filter in, the output back; backward-data the output gradient and the filter in, the input
+    // gradient back; backward-filter the output gradient and the input in, the filter gradient back (AlexNet's five
+    // convolutions: 42 conversions a step, as this rule gives; docs/eager-lowering.md).  A 1×1 convolution is a
+    // GEMM on NCHW tensors as they are: one conversion a step (ResNet-50: 204 measured, 186 by this rule).
     const bool convert = e.step().precision == Precision::tf32;
+    const bool pointwise = l.config().kernel.h == 1 && l.config().kernel.w == 1;
+    const bool convert_all = convert && !pointwise;
     const double in_bytes = width * at.instances * static_cast<double>(l.input_shape().elements());
-    if (convert) e.forward(stream_kernel(KernelClass::copy_cast, host.next(), "nchw to nhwc", in_bytes, in_bytes));
+    const double out_bytes = width * outputs, weight_bytes = width * (weights - bias_elements);
+    const auto conversion = [&](HostOp h, std::string_view what, double bytes) {
+        return stream_kernel(KernelClass::copy_cast, h, what, bytes, bytes);
+    };
+    if (convert_all) {
+        e.forward(conversion(host.next(), "nchw to nhwc", in_bytes));
+        e.forward(conversion(HostOp::none, "filter to nhwc", weight_bytes));
+    }
     e.forward(matrix_kernel(KernelClass::conv, host.next(), "conv forward", forward, width, width));
-    if (convert) e.forward(stream_kernel(KernelClass::copy_cast, HostOp::none, "nhwc to nchw", width * outputs, width * outputs));
-    if (convert) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "nchw to nhwc", width * outputs, width * outputs));
+    if (convert_all) e.forward(conversion(HostOp::none, "nhwc to nchw", out_bytes));
     if (bias) e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "conv bias add", width * outputs, width * outputs, outputs));
-    if (at.input_gradient())
-        e.backward(matrix_kernel(KernelClass::conv, HostOp::backward, "conv backward-data", l.backward_data(inst), width, width));
-    Kernel dw = with_role(matrix_kernel(KernelClass::conv, at.input_gradient() ? HostOp::none : HostOp::backward,
-                              "conv backward-filter", l.backward_weight(inst), width, width), KernelRole::weight_gradient);
+    HostOp next_backward = HostOp::backward;  // the first kernel of the node's backward pays the autograd node
+    const auto backward_host = [&] { return std::exchange(next_backward, HostOp::none); };
+    if (convert && pointwise) e.backward(conversion(backward_host(), "nchw to nhwc", out_bytes));
+    if (at.input_gradient()) {
+        if (convert_all) {
+            e.backward(conversion(backward_host(), "nchw to nhwc", out_bytes));
+            e.backward(conversion(HostOp::none, "filter to nhwc", weight_bytes));
+        }
+        e.backward(matrix_kernel(KernelClass::conv, backward_host(), "conv backward-data", l.backward_data(inst), width, width));
+        if (convert_all) e.backward(conversion(HostOp::none, "nhwc to nchw", in_bytes));
+    }
+    if (convert_all) {
+        e.backward(with_role(conversion(backward_host(), "nchw to nhwc", out_bytes), KernelRole::weight_gradient));
+        e.backward(with_role(conversion(HostOp::none, "nchw to nhwc", in_bytes), KernelRole::weight_gradient));
+    }
+    Kernel dw = with_role(matrix_kernel(KernelClass::conv, backward_host(), "conv backward-filter", l.backward_weight(inst),
+                                        width, width), KernelRole::weight_gradient);
     dw.bytes_written = width * weights;
     e.backward(dw);
+    if (convert_all) e.backward(with_role(conversion(HostOp::none, "filter to nchw", weight_bytes), KernelRole::weight_gradient));
     // cuDNN's filter gradients split the reduction over the batch: a zeroed FP32 workspace and a reduction.
     e.backward(stream_kernel(KernelClass::memset, HostOp::none, "split-K workspace", 0, 4 * weights));
     e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "split-K reduction", 8 * weights, width * weights, weights));
