@@ -69,6 +69,11 @@ endif()
 if(TARGET roofplan::onnx)  # found by the long fuzzing run: crashed inside ONNX 1.12's shape inference
     bad_input_case(onnx.node_arity "regression-conv-arity.onnx: node ./rnn/LSTM. .Conv. has 7 inputs and 3 outputs. its ONNX schema accepts 2 to 3 inputs"
                    inspect --model-file ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/onnx/regression-conv-arity.onnx)
+    # Found by the 2026-11-24 run: an integer tensor of many small dimensions overflowed its element count (UBSan);
+    # the file is legal, and its one linear layer is counted.
+    add_test(NAME bad_input.onnx.int_tensor_dims
+             COMMAND roofplan-cli inspect --model-file ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/onnx/regression-int-tensor-dims.onnx)
+    set_tests_properties(bad_input.onnx.int_tensor_dims PROPERTIES TIMEOUT 15 PASS_REGULAR_EXPRESSION "total +64 +64 +128")
 endif()
 
 # --- options: zero, negative, non-finite, out of range, not applicable, conflicting: errors, never defaults ---------
