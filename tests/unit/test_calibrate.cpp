@@ -295,6 +295,8 @@ TEST_CASE("report readers: a field of the wrong type is an error naming it, neve
     CHECK_FALSE(io::is_suite_report(io::json::parse(R"({"tool": 0.9, "reports": []})")));
     CHECK(io::read_reports("r.json", io::json::parse(R"({"tool": 0.9})")).front().known == false);
     CHECK_THROWS_WITH_AS(io::operator_report(io::json::parse(R"({"tool": 7, "cases": []})"), "ops.json"),
+                         doctest::Contains("ops.json: .tool: expected a string, got 7"), invalid_argument);
+    CHECK_THROWS_WITH_AS(io::operator_report(io::json::parse(R"({"tool": "roofplan-gemm", "cases": []})"), "ops.json"),
                          doctest::Contains("ops.json: not a roofplan-ops report"), invalid_argument);
     CHECK_THROWS_WITH_AS(io::operator_report(io::json::parse(R"({"tool": "roofplan-ops", "cases": [{"verified": 1}]})"), "ops.json"),
                          doctest::Contains("ops.json: .cases[0].verified: expected true or false, got 1"), invalid_argument);

@@ -59,6 +59,23 @@ inline int integer(const json& object, std::string_view key, const std::string& 
     return static_cast<int>(v.get<std::int64_t>());
 }
 
+/// A string field (required), a string field with a fallback when absent, a boolean field (absent: false); any
+/// other type is an error naming the field.
+inline std::string string_field(const json& r, std::string_view key, const std::string& where) {
+    const json& v = field(r, key, where);
+    if (!v.is_string()) roofplan::detail::fail(path_of(where, key), ": expected a string, got ", v.dump());
+    return v.get<std::string>();
+}
+inline std::string string_or(const json& r, std::string_view key, const std::string& where, std::string fallback) {
+    return r.contains(std::string(key)) ? string_field(r, key, where) : fallback;
+}
+inline bool flag(const json& r, std::string_view key, const std::string& where) {
+    if (!r.contains(std::string(key))) return false;
+    const json& v = r.at(std::string(key));
+    if (!v.is_boolean()) roofplan::detail::fail(path_of(where, key), ": expected true or false, got ", v.dump());
+    return v.get<bool>();
+}
+
 template <std::size_t N>
 FixedString<N> text(const json& object, std::string_view key, const std::string& path) {
     const json& v = field(object, key, path);

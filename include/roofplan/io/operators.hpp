@@ -11,18 +11,9 @@
 namespace roofplan::io {
 
 /// The operator and host cases of a roofplan-ops report (only verified operator cases count) as measurements.
-/// A case's "verified" flag: true or false (absent: false), anything else an error naming where it is.
-inline bool verified_flag(const json& c, const std::string& where) {
-    const auto v = c.find("verified");
-    if (v == c.end()) return false;
-    if (!v->is_boolean()) roofplan::detail::fail(where, ".verified: expected true or false, got ", shorten(*v));
-    return v->get<bool>();
-}
-
 inline Measurements operator_report(const json& report, const std::string& file) {
-    const auto tool = report.is_object() ? report.find("tool") : report.end();
-    if (!report.is_object() || tool == report.end() || !tool->is_string() ||
-        tool->get_ref<const std::string&>() != "roofplan-ops" || !report.contains("cases") || !report.at("cases").is_array())
+    if (!report.is_object() || detail::string_or(report, "tool", file + ": ", "") != "roofplan-ops" || !report.contains("cases") ||
+        !report.at("cases").is_array())
         roofplan::detail::fail(file, ": not a roofplan-ops report (needs .tool = roofplan-ops and a .cases array)");
     Measurements out;
     // Back-to-back timing (method.inner "auto") measures what a kernel costs inside a stream of kernels; one
@@ -33,7 +24,7 @@ inline Measurements operator_report(const json& report, const std::string& file)
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const json& c = cases[i];
         const std::string where = file + ": .cases[" + std::to_string(i) + "]";
-        if (!c.is_object() || !verified_flag(c, where)) continue;
+        if (!c.is_object() || !detail::flag(c, "verified", where)) continue;
         OperatorSample s;
         for (auto [key, target] : {std::pair<const char*, std::string*>{"op", &s.op}, {"pass", &s.pass}, {"dtype", &s.dtype},
                                    {"layout", &s.layout}, {"bn_backend", &s.backend}})
@@ -61,8 +52,8 @@ inline Measurements operator_report(const json& report, const std::string& file)
     if (report.contains("host") && report.at("host").is_array())
         for (const json& h : report.at("host")) {
             if (!h.is_object() || !h.contains("case") || !h.contains("host_us_per_op")) continue;
-            if (!h.at("case").is_string()) roofplan::detail::fail(file, ": .host[].case: expected a string, got ", shorten(h.at("case")));
-            out.host.push_back({h.at("case").get<std::string>(), detail::number(h, "host_us_per_op", file + ": .host") * 1e-6,
+            out.host.push_back({detail::string_field(h, "case", file + ": .host[]"),
+                                detail::number(h, "host_us_per_op", file + ": .host") * 1e-6,
                                 h.contains("kernels_per_op") && h.at("kernels_per_op").is_number()
                                     ? h.at("kernels_per_op").get<double>() : 0.0});
         }
@@ -74,7 +65,7 @@ inline Measurements operator_report(const json& report, const std::string& file)
         if (!report.contains(section) || !report.at(section).is_array()) continue;
         for (const json& h : report.at(section)) {
             if (!h.is_object() || !h.contains("case") || !h.at("case").is_string() || !h.contains(time_key)) continue;
-            if (h.contains("verified") && !verified_flag(h, file + ": ." + section + "[]")) continue;
+            if (h.contains("verified") && !detail::flag(h, "verified", file + ": ." + section + "[]")) continue;
             out.host.push_back({h.at("case").get<std::string>(),
                                 detail::number(h, time_key, file + ": ." + section) * 1e-6,
                                 h.contains(kernels_key) ? detail::number(h, kernels_key, file + ": ." + section) : 0.0});

@@ -78,20 +78,6 @@ namespace detail {
 
 namespace names = report_names;
 
-inline std::string string_field(const json& r, std::string_view key, const std::string& where) {
-    const json& v = field(r, key, where);
-    if (!v.is_string()) roofplan::detail::fail(path_of(where, key), ": expected a string, got ", v.dump());
-    return v.get<std::string>();
-}
-inline std::string string_or(const json& r, std::string_view key, const std::string& where, std::string fallback) {
-    return r.contains(std::string(key)) ? string_field(r, key, where) : fallback;
-}
-inline bool flag(const json& r, std::string_view key, const std::string& where) {
-    if (!r.contains(std::string(key))) return false;
-    const json& v = r.at(std::string(key));
-    if (!v.is_boolean()) roofplan::detail::fail(path_of(where, key), ": expected true or false, got ", v.dump());
-    return v.get<bool>();
-}
 inline double positive(const json& r, std::string_view key, const std::string& where) {
     const double v = number(r, key, where);
     if (!(v > 0)) roofplan::detail::fail(path_of(where, key), ": expected a positive number");

@@ -143,7 +143,7 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     const bool convert_all = convert && !pointwise;
     const double in_bytes = width * at.instances * static_cast<double>(l.input_shape().elements());
     const double out_bytes = width * outputs, weight_bytes = width * (weights - bias_elements);
-    const auto conversion = [&](HostOp h, std::string_view what, double bytes) {
+    const auto conversion = [](HostOp h, std::string_view what, double bytes) {
         return stream_kernel(KernelClass::copy_cast, h, what, bytes, bytes);
     };
     if (convert_all) {
