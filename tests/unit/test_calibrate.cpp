@@ -1,6 +1,7 @@
 // Calibration (calibration/fit.hpp) on samples read from micro-benchmark reports (io/reports.hpp): the fit recovers
 // known parameters, reproduces the recorded H200/H100 runs within the reported residuals, and rejects bad input.
 #include <roofplan/calibration/fit.hpp>
+#include <roofplan/io/conv_shapes.hpp>
 #include <roofplan/io/json.hpp>
 #include <roofplan/io/operators.hpp>
 #include <roofplan/io/reports.hpp>
@@ -306,4 +307,154 @@ TEST_CASE("report readers: a field of the wrong type is an error naming it, neve
     CHECK_THROWS_WITH_AS(io::operator_report(io::json::parse(R"({"tool": "roofplan-ops", "cases": [],
                                                   "compiled_host": [{"case": "c", "host_us_per_call": 1, "verified": "yes"}]})"), "ops.json"),
                          doctest::Contains("ops.json: .compiled_host[].verified: expected true or false"), invalid_argument);
+}
+
+// --- convolutions measured shape by shape (calibration/measured_conv.hpp, io/conv_shapes.hpp) -------------------
+
+namespace {
+/// ResNet's 64->64 3x3 convolution at 56x56 (layout `layout`).
+ConvGeometry resnet_3x3(ConvLayout layout) {
+    return ConvGeometry::of(layers::Conv2D({.in_channels = 64, .out_channels = 64, .in_height = 56, .in_width = 56,
+                                            .kernel = 3, .padding = 1, .bias = false}).config(), layout);
+}
+MeasuredConv measured(const ConvGeometry& g, MathClass m, Pass p, double batch, double efficiency) {
+    return {g, g.key(), m, p, batch, efficiency};
+}
+/// A roofplan-conv-shapes report of one shape in one mode with the given runs.
+io::json conv_shapes_doc(const char* mode, const char* layout, io::json runs, io::json verified) {
+    return {{"tool", "roofplan-conv-shapes"},
+            {"provenance", {{"date_utc", "2026-11-24T05:32:48+00:00"}, {"device", "NVIDIA H200"}}},
+            {"convolutions",
+             {{{"mode", mode}, {"layout", layout}, {"in_channels", 64}, {"out_channels", 64}, {"kernel", {3, 3}},
+               {"stride", {1, 1}}, {"padding", {1, 1}}, {"dilation", {1, 1}}, {"groups", 1}, {"input_hw", {56, 56}},
+               {"verified", verified}, {"runs", runs}}}}};
+}
+}  // namespace
+
+TEST_CASE("measured convolutions: linear between measured batches, the nearest outside, 0 for other shapes") {
+    const ConvGeometry g = resnet_3x3(ConvLayout::nhwc);
+    const MeasuredConvs t = keep({measured(g, MathClass::bf16_tensor, Pass::forward, 32, 0.6),
+                                  measured(g, MathClass::bf16_tensor, Pass::forward, 8, 0.2),
+                                  measured(g, MathClass::bf16_tensor, Pass::backward_data, 8, 0.5)},
+                                 "test");
+    const std::uint64_t key = g.key();
+    CHECK(t.efficiency(key, MathClass::bf16_tensor, Pass::forward, 8) == doctest::Approx(0.2));
+    CHECK(t.efficiency(key, MathClass::bf16_tensor, Pass::forward, 20) == doctest::Approx(0.4));  // 12/24 of the way
+    CHECK(t.efficiency(key, MathClass::bf16_tensor, Pass::forward, 1) == doctest::Approx(0.2));
+    CHECK(t.efficiency(key, MathClass::bf16_tensor, Pass::forward, 512) == doctest::Approx(0.6));
+    CHECK(t.efficiency(key, MathClass::bf16_tensor, Pass::backward_data, 64) == doctest::Approx(0.5));
+    CHECK(t.efficiency(key, MathClass::bf16_tensor, Pass::backward_weight, 8) == 0);
+    CHECK(t.efficiency(key, MathClass::fp16_tensor_fp32_acc, Pass::forward, 8) == 0);
+    CHECK(t.efficiency(resnet_3x3(ConvLayout::nchw).key(), MathClass::bf16_tensor, Pass::forward, 8) == 0);
+    CHECK(resnet_3x3(ConvLayout::nchw).key() != g.key());
+    CHECK(g.key() != 0);
+}
+
+TEST_CASE("measured convolutions: a table with a bad entry is an error naming it") {
+    const ConvGeometry g = resnet_3x3(ConvLayout::nchw);
+    const auto bad = [&](MeasuredConv e) { return keep({e}, "p.json"); };
+    CHECK_THROWS_WITH_AS(bad(measured(g, MathClass::fp32, Pass::forward, 8, 0)), doctest::Contains("p.json: a measured convolution's efficiency must be in (0, 8]"), Error);
+    CHECK_THROWS_WITH_AS(bad(measured(g, MathClass::fp32, Pass::forward, 8, 9)), doctest::Contains("must be in (0, 8]"), Error);
+    CHECK_THROWS_WITH_AS(bad(measured(g, MathClass::fp32, Pass::forward, 8, std::nan(""))), doctest::Contains("must be in (0, 8]"), Error);
+    CHECK_THROWS_WITH_AS(bad(measured(g, MathClass::fp32, Pass::forward, 0, 0.5)), doctest::Contains("batch must be in [1, 1e9)"), Error);
+    MeasuredConv wrong = measured(g, MathClass::fp32, Pass::forward, 8, 0.5);
+    wrong.key ^= 1;
+    CHECK_THROWS_WITH_AS(bad(wrong), doctest::Contains("key does not match its geometry"), Error);
+    CHECK_THROWS_WITH_AS(keep({measured(g, MathClass::fp32, Pass::forward, 8, 0.5), measured(g, MathClass::fp32, Pass::forward, 8, 0.6)}, "p.json"),
+                         doctest::Contains("two measured convolutions of one shape"), Error);
+}
+
+TEST_CASE("conv-shapes reports calibrate a pass's efficiency against its own roofline, and the profile keeps it") {
+    const Device& d = find_device("h200");
+    // TF32 forward at batch 32: 100 us of convolution kernels and 40 us of layout conversions (lowered apart);
+    // the filter gradient with a 5 us zeroed workspace (lowered apart too); an unverified backward-data pass.
+    const io::json doc = conv_shapes_doc(
+        "tf32", "nchw",
+        {{{"batch", 32}, {"pass", "forward"}, {"class_time_s", {{"conv", 100e-6}, {"copy/cast", 40e-6}}}},
+         {{"batch", 32}, {"pass", "backward_filter"}, {"class_time_s", {{"conv", 150e-6}, {"memset", 5e-6}}}},
+         {{"batch", 32}, {"pass", "backward_data"}, {"class_time_s", {{"conv", 1.0}}}},
+         {{"batch", 256}, {"error", "out of memory"}}},
+        {{"forward", true}, {"backward_filter", true}, {"backward_data", false}});
+    Measurements m = io::conv_shapes_report(doc, "c.json");
+    REQUIRE(m.conv_shapes.size() == 2);
+    CHECK(m.conv_shapes[0].seconds == doctest::Approx(100e-6));
+    CHECK(m.conv_shapes[1].seconds == doctest::Approx(150e-6));
+    const calibration::Calibration c = calibration::fit(m, d);
+    const MeasuredConvs& t = c.profile.measured_conv;
+    REQUIRE(t.entries.size() == 2);
+    // The roofline of the forward, written out: 32·56·56·64·64·9 MACs at the TF32 peak, or its bytes (input,
+    // output, weights in FP32) at the datasheet bandwidth, whichever is longer.
+    const double macs = 32.0 * 56 * 56 * 64 * 64 * 9;
+    const double bytes = 4.0 * (2 * 32.0 * 64 * 56 * 56 + 64.0 * 64 * 9);
+    const double basis = std::max(2 * macs / (d.peak.tf32_tensor * 1e12), bytes / (d.bandwidth_gb_s * 1e9));
+    const std::uint64_t key = resnet_3x3(ConvLayout::nchw).key();
+    CHECK(t.efficiency(key, MathClass::tf32_tensor, Pass::forward, 32) == doctest::Approx(basis / 100e-6));
+    CHECK(t.efficiency(key, MathClass::tf32_tensor, Pass::backward_data, 32) == 0);  // unverified: not used
+    // The profile file carries the table: written and read back, the same efficiencies.
+    const EfficiencyProfile back = io::profile_from_json(io::calibration_json(c), d, "p.json");
+    REQUIRE(back.measured_conv.entries.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        CHECK(back.measured_conv.entries[i].key == t.entries[i].key);
+        CHECK(back.measured_conv.entries[i].efficiency == doctest::Approx(t.entries[i].efficiency));
+    }
+    // A prediction times that kernel from the table: the roofline over the efficiency (the measured kernels' own
+    // time: no fixed cost on top).
+    const Roofline r(d, c.profile, MathClass::tf32_tensor);
+    const Kernel k = eager::conv_pass_kernel(layers::Conv2D(resnet_3x3(ConvLayout::nchw).config()), 32, Pass::forward,
+                                             4.0, ConvLayout::nchw, HostOp::none);
+    CHECK(r.time(k).total_s == doctest::Approx(100e-6));
+    CHECK(r.time(k).launch_s == 0);
+    // On another GPU the efficiency applies to that GPU's own roofline.
+    const Device& h100 = find_device("h100-sxm");
+    const double basis_h100 = std::max(2 * macs / (h100.peak.tf32_tensor * 1e12), bytes / (h100.bandwidth_gb_s * 1e9));
+    const KernelTime on_h100 = Roofline(h100, c.profile, MathClass::tf32_tensor).time(k);
+    CHECK(on_h100.total_s == doctest::Approx(100e-6 * basis_h100 / basis));
+    // The same convolution on channels-last tensors is not in the table: the factor times it.
+    const Kernel nhwc = eager::conv_pass_kernel(layers::Conv2D(resnet_3x3(ConvLayout::nchw).config()), 32,
+                                                Pass::forward, 4.0, ConvLayout::nhwc, HostOp::none);
+    CHECK(r.time(nhwc).total_s == doctest::Approx(Roofline(d, default_profile(d), MathClass::tf32_tensor).time(nhwc).total_s));
+}
+
+TEST_CASE("conv-shapes reports and profile tables: bad input is an error naming the field") {
+    const io::json ok_runs = {{{"batch", 8}, {"pass", "forward"}, {"class_time_s", {{"conv", 1e-5}}}}};
+    const io::json ok_verified = {{"forward", true}};
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(conv_shapes_doc("int8", "nchw", ok_runs, ok_verified), "c.json"),
+                         doctest::Contains("c.json: .convolutions[0].mode: 'int8' is not one of fp32, tf32, bf16, fp16"), Error);
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(conv_shapes_doc("fp32", "chwn", ok_runs, ok_verified), "c.json"),
+                         doctest::Contains(".layout: 'chwn' is not one of nchw, nhwc"), Error);
+    io::json bad = conv_shapes_doc("fp32", "nchw", ok_runs, ok_verified);
+    bad["convolutions"][0]["kernel"] = {0, 3};
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(bad, "c.json"), doctest::Contains(".convolutions[0].kernel: expected [h, w], integers in [1, 2^20)"), Error);
+    bad = conv_shapes_doc("fp32", "nchw", ok_runs, ok_verified);
+    bad["convolutions"][0]["input_hw"] = {1, 1};  // a 3x3 kernel without padding reaches past a 1x1 input
+    bad["convolutions"][0]["padding"] = {0, 0};
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(bad, "c.json"), doctest::Contains("c.json: .convolutions[0]: conv2d: kernel 3x3"), Error);
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(conv_shapes_doc("fp32", "nchw", {{{"batch", 8}, {"pass", "sideways"}}}, ok_verified), "c.json"),
+                         doctest::Contains(".runs[0].pass: 'sideways' is not one of forward, backward_data, backward_filter"), Error);
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(conv_shapes_doc("fp32", "nchw", {{{"batch", 8}, {"pass", "forward"}}}, ok_verified), "c.json"),
+                         doctest::Contains(".runs[0].class_time_s: missing"), Error);
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(conv_shapes_doc("fp32", "nchw", {{{"batch", 0.5}, {"pass", "forward"}, {"class_time_s", {{"conv", 1e-5}}}}}, ok_verified), "c.json"),
+                         doctest::Contains(".runs[0].batch: expected an integer in [1, 1e9)"), Error);
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(conv_shapes_doc("tf32", "nchw", {{{"batch", 8}, {"pass", "forward"}, {"class_time_s", {{"copy/cast", 1e-5}}}}}, ok_verified), "c.json"),
+                         doctest::Contains("the pass's own kernels must take (0, 60) seconds"), Error);
+    CHECK_THROWS_WITH_AS(io::conv_shapes_report(io::json{{"tool", "roofplan-conv-shapes"}}, "c.json"),
+                         doctest::Contains("c.json: not a roofplan-conv-shapes report"), Error);
+    // Profile files: the columns, the rows' length and names, and the geometry are checked.
+    const Device& d = find_device("h200");
+    const auto profile = [&](io::json table) { return io::profile_from_json({{"measured_conv", table}}, d, "p.json"); };
+    const io::json columns = io::measured_conv_columns;
+    const io::json row = {"bf16_tensor", "forward", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 32, 0.5};
+    CHECK(profile({{"columns", columns}, {"rows", {row}}}).measured_conv.entries.size() == 1);
+    CHECK_THROWS_WITH_AS(profile({{"columns", {"math"}}, {"rows", {row}}}), doctest::Contains("p.json: .measured_conv.columns: expected [math, pass, layout"), Error);
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", io::json::array({io::json::array({"bf16_tensor", "forward"})})}}), doctest::Contains(".measured_conv.rows[0]: expected a row of 18 values"), Error);
+    io::json r2 = row;
+    r2[0] = "bf17";
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_conv.rows[0]: unknown math class 'bf17'"), Error);
+    r2 = row;
+    r2[7] = -3;
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_conv.rows[0][7] (kernel_h): expected an integer"), Error);
+    r2 = row;
+    r2[17] = 12;
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains("p.json: .measured_conv: a measured convolution's efficiency must be in (0, 8]"), Error);
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {row}}, {"extra", 1}}), doctest::Contains("extra"), Error);
 }

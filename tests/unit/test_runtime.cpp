@@ -258,6 +258,9 @@ TEST_CASE("a Program (lowered at batches 1 and 2) equals a direct lowering at an
                     CHECK(affine[i].bytes() == doctest::Approx(direct[i].bytes()).epsilon(1e-12));
                     CHECK(affine[i].macs == doctest::Approx(direct[i].macs).epsilon(1e-12));
                     CHECK(affine[i].m == doctest::Approx(direct[i].m).epsilon(1e-12));
+                    CHECK(affine[i].conv_shape == direct[i].conv_shape);  // a measured convolution's key and batch
+                    CHECK(affine[i].images == doctest::Approx(direct[i].images).epsilon(1e-12));
+                    if (direct[i].kind == KernelClass::conv) CHECK(direct[i].images == static_cast<double>(b));
                 }
             }
         }

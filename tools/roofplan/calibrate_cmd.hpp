@@ -4,6 +4,7 @@
 #include "options.hpp"
 
 #include <roofplan/calibration/fit.hpp>
+#include <roofplan/io/conv_shapes.hpp>
 #include <roofplan/io/json.hpp>
 #include <roofplan/io/operators.hpp>
 #include <roofplan/io/reports.hpp>
@@ -30,7 +31,7 @@ struct CalibrateOptions {
 
 inline void add_calibrate_options(CLI::App* app, CalibrateOptions& o) {
     add_device_options(app, o.devices);
-    app->add_option("results", o.files, "roofplan-gemm / -bandwidth / -conv / -nccl / -ops JSON reports")->required();
+    app->add_option("results", o.files, "roofplan-gemm / -bandwidth / -conv / -nccl / -ops / -conv-shapes JSON reports")->required();
     app->add_option("-o,--output", o.output, "Write the profile (schema roofplan-profile/1) here");
     app->add_option("--device,-d", o.device, "Catalog device (default: from the reports' GPU name)");
     app->add_option("--system", o.system, "System the roofplan-nccl reports were measured on (fits its links)");
@@ -65,8 +66,11 @@ inline CalibrateInputs read_calibrate_inputs(const CalibrateOptions& o) {
             in.suite_devices.push_back(*d);
             if (in.device_id.empty()) in.device_id = std::string(d->id.view());
         }
-        if (whole.is_object() && whole.value("tool", std::string()) == "roofplan-ops") {  // framework operators
-            append(in.micro, io::operator_report(whole, file));
+        // The framework scripts' reports (operators; convolutions shape by shape) have readers of their own.
+        const std::string framework_tool = whole.is_object() ? io::detail::string_or(whole, "tool", file + ":", "") : "";
+        if (framework_tool == "roofplan-ops" || framework_tool == "roofplan-conv-shapes") {
+            append(in.micro, framework_tool == "roofplan-ops" ? io::operator_report(whole, file)
+                                                              : io::conv_shapes_report(whole, file));
             in.has_micro = true;
             const json* prov = whole.contains("provenance") ? &whole.at("provenance") : nullptr;
             if (in.device_id.empty() && prov && prov->is_object() && prov->contains("device") && prov->at("device").is_string())
@@ -114,9 +118,12 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
             if (to_string(m) == q.what) before = defaults.gemm_efficiency(m);
         const bool conv = q.what.rfind("conv.", 0) == 0;  // "conv.bf16_tensor (nhwc)": a factor, no fixed cost
         if (conv) before = defaults.conv;
+        // "conv shapes.bf16_tensor": the median efficiency of the measured shapes (no default: the factor stands
+        // for them otherwise), the errors of its interpolation between batches (leave-one-out)
+        const bool shapes = q.what.rfind("conv shapes.", 0) == 0;
         r.table.add({q.what, {std::to_string(q.samples), q.samples}, {fixed(q.value, 3), q.value},
-                     {fixed(before, 3), before},
-                     q.what == "memory" || conv ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
+                     shapes ? Cell::missing() : Cell(fixed(before, 3), before),
+                     q.what == "memory" || conv || shapes ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
                      {fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error},
                      {fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error}});
     }

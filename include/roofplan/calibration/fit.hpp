@@ -25,6 +25,7 @@
 #include <roofplan/engine/roofline.hpp>
 #include <roofplan/measurement/predict.hpp>
 #include <roofplan/measurement/samples.hpp>
+#include <roofplan/runtime/eager.hpp>
 #include <roofplan/system/collective.hpp>
 #include <roofplan/system/topology.hpp>
 
@@ -35,6 +36,8 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <span>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -203,6 +206,63 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
     out.profile.host.source = FixedString<63>(std::string_view(files).substr(0, 63));
 }
 
+/// The convolutions measured shape by shape (roofplan-conv-shapes) as the profile's table: each pass's kernel as
+/// the eager runtime lowers it (runtime/eager.hpp, conv_pass_kernel), its efficiency against its roofline on
+/// `device` (calibration/measured_conv.hpp).  A shape measured twice keeps the first sample (reports listed first
+/// win, as the host costs).  The quality per math class: how well the table's interpolation between batches
+/// predicts each interior batch left out (leave-one-out), the figure that matters for batches not measured.
+inline void fit_conv_shapes(const Measurements& samples, const Device& device, Calibration& out) {
+    if (samples.conv_shapes.empty()) return;
+    std::vector<MeasuredConv> entries;
+    entries.reserve(samples.conv_shapes.size());
+    std::vector<std::tuple<std::uint64_t, MathClass, Pass, double>> seen;
+    for (const ConvShapeSample& s : samples.conv_shapes) {
+        const MathClass math = math_class(device, s.precision, Mode::train);
+        const std::uint64_t key = s.geometry.key();
+        const auto order = std::tuple(key, math, s.pass, static_cast<double>(s.batch));
+        if (std::find(seen.begin(), seen.end(), order) != seen.end()) continue;
+        seen.push_back(order);
+        const bool half = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16;
+        const Kernel k = eager::conv_pass_kernel(layers::Conv2D(s.geometry.config()), s.batch, s.pass, half ? 2.0 : 4.0,
+                                          s.geometry.layout, HostOp::none);
+        const double basis = Roofline(device, out.profile, math).measured_basis_s(k);
+        const double efficiency = std::min(8.0, basis / s.seconds);  // FFT/Winograd beat the direct count < 8×
+        entries.push_back({s.geometry, key, math, s.pass, static_cast<double>(s.batch), efficiency});
+    }
+    out.profile.measured_conv = keep(entries, "calibration (roofplan-conv-shapes)");
+    std::string files;
+    for (const std::string& src : samples.sources)
+        if (src.find("roofplan-conv-shapes") != std::string::npos) files += (files.empty() ? "" : "; ") + src.substr(0, src.find(" ("));
+    out.profile.measured_conv_source = FixedString<127>(std::string_view(files).substr(0, 127));
+    // Leave-one-out per math class: interior batches predicted from their neighbours' efficiencies.
+    std::map<MathClass, std::pair<int, std::vector<double>>> by_class;
+    const std::span<const MeasuredConv> table = out.profile.measured_conv.entries;
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        auto& [count, errors] = by_class[table[i].math];
+        ++count;
+        const auto same = [&](std::size_t j) {
+            return table[j].key == table[i].key && table[j].math == table[i].math && table[j].pass == table[i].pass;
+        };
+        if (i == 0 || i + 1 == table.size() || !same(i - 1) || !same(i + 1)) continue;
+        const MeasuredConv &lo = table[i - 1], &hi = table[i + 1], &e = table[i];
+        const double predicted = lo.efficiency + (hi.efficiency - lo.efficiency) * (e.batch - lo.batch) / (hi.batch - lo.batch);
+        errors.push_back(std::abs(e.efficiency / predicted - 1));  // time predicted / measured - 1
+    }
+    for (auto& [math, entry] : by_class) {
+        auto& [count, errors] = entry;
+        std::vector<double> values;
+        for (const MeasuredConv& e : table)
+            if (e.math == math) values.push_back(e.efficiency);
+        std::sort(values.begin(), values.end());
+        FitQuality q = errors.empty() ? FitQuality{"", count, 0, 0, 0, 0}
+                                      : detail::quality("", 0, std::move(errors));
+        q.what = "conv shapes." + std::string(to_string(math));
+        q.samples = count;
+        q.value = values[values.size() / 2];  // the median efficiency
+        out.quality.push_back(q);
+    }
+}
+
 /// Fits a profile for `device` to micro-benchmark samples: GEMM efficiency per class and the per-kernel cost,
 /// memory efficiency, a convolution factor per class (samples of `conv_layout`, nhwc or nchw).  Classes without
 /// samples keep the device's defaults.  Example:
@@ -219,7 +279,7 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     for (const StreamSample& s : samples.streams)
         if (s.modelled()) memory.push_back(s.gb_per_s / device.bandwidth_gb_s);
     const auto conv = detail::conv_by_class(samples.conv, device, conv_layout);
-    if (gemm.empty() && memory.empty() && conv.empty() && samples.operators.empty())
+    if (gemm.empty() && memory.empty() && conv.empty() && samples.operators.empty() && samples.conv_shapes.empty())
         detail::fail("no usable measurements in the reports");
     for (const auto& [m, points] : gemm) out.quality.push_back(detail::fit_gemm_class(m, points, out.profile));
     detail::fit_launch(out.quality, out.profile);
@@ -227,6 +287,7 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     for (const auto& [m, convs] : conv)
         out.quality.push_back(detail::fit_conv_class(m, convs, device, conv_layout, out.profile));
     fit_operators(samples, device, out);
+    fit_conv_shapes(samples, device, out);
     const std::string source = "calibrated from " + std::to_string(out.sources.size()) + " report(s)";
     out.profile.source = FixedString<127>(std::string_view(source).substr(0, 127));
     validate(out.profile, "calibrated profile");

@@ -9,6 +9,7 @@
 // end-to-end results.  Both are plain data: the core predicts with them and needs nothing else.
 #pragma once
 
+#include <roofplan/calibration/measured_conv.hpp>
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/detail/enum_array.hpp>
 #include <roofplan/detail/fixed_string.hpp>
@@ -98,6 +99,10 @@ struct EfficiencyProfile {
     double conv = 0.9;
     /// Per math class (indexed by MathClass) when calibrated; 0 means "use `conv`".
     std::array<double, 8> conv_by_class{};
+    /// Convolutions measured shape by shape (calibration/measured_conv.hpp): where a step's convolution is in the
+    /// table, its measured efficiency replaces the factor above.
+    MeasuredConvs measured_conv{};
+    FixedString<127> measured_conv_source;  ///< the report the table was fitted to ("" when empty)
     /// Elementwise arithmetic (bias, activations, normalisation, softmax) as a fraction of the FP32 peak.
     double vector = 0.5;
     /// Fraction of datasheet bandwidth that streaming kernels reach (STREAM copy/triad class).

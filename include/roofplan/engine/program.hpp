@@ -31,7 +31,8 @@ public:
             const Kernel& b = two.kernels[i];
             Slope& s = slope_[i];
             s = {b.macs - a.macs,   b.vector_flops - a.vector_flops, b.bytes_read - a.bytes_read,
-                 b.bytes_written - a.bytes_written, b.m - a.m, b.n - a.n, b.k - a.k, b.count - a.count};
+                 b.bytes_written - a.bytes_written, b.m - a.m, b.n - a.n, b.k - a.k, b.count - a.count,
+                 b.images - a.images};
         }
         fallbacks_ = std::move(one.fallbacks);
     }
@@ -51,6 +52,7 @@ public:
             k.n += s.n * extra;
             k.k += s.k * extra;
             k.count += s.count * extra;
+            k.images += s.images * extra;
         }
     }
     [[nodiscard]] std::vector<Kernel> at(std::int64_t batch) const {
@@ -63,7 +65,7 @@ public:
 
 private:
     struct Slope {
-        double macs, vector_flops, bytes_read, bytes_written, m, n, k, count;
+        double macs, vector_flops, bytes_read, bytes_written, m, n, k, count, images;
     };
     std::vector<Kernel> base_;
     std::vector<Slope> slope_;

@@ -136,7 +136,8 @@ public:
           tiles_(tilings(profile, device.sms)),
           unaligned_even_(profile.unaligned_even),
           unaligned_odd_(profile.unaligned_odd),
-          tensor_math_(math != MathClass::fp32 && math != MathClass::fp64 && math != MathClass::int8_dp4a) {
+          tensor_math_(math != MathClass::fp32 && math != MathClass::fp64 && math != MathClass::int8_dp4a),
+          measured_(profile.measured_conv) {
         const double fp32_rate = device.peak.fp32 * 1e12 * profile.gemm_efficiency(MathClass::fp32);
         s_per_simt_mac_ = fp32_rate > 0 ? 2.0 / fp32_rate : s_per_mac_;
         const AttentionEfficiency& a = profile.attention;
@@ -158,6 +159,7 @@ public:
         ideal.memory = 1.0;
         ideal.launch_s = 0;
         ideal.attention = {1.0, 1.0, 1.0, 1.0};
+        ideal.measured_conv = {};
         Roofline r(device, ideal, math);
         r.quantize_ = false;
         return r;
@@ -199,6 +201,10 @@ public:
                                                               : Bound::memory;
             return t;
         }
+        if (k.kind == KernelClass::conv && k.conv_shape != 0 && !measured_.empty()) {
+            const double e = measured_.efficiency(k.conv_shape, math_, conv_pass(k), k.images);
+            if (e > 0) return measured(k, e);
+        }
         if (k.macs > 0) {
             const double slowdown = quantize_ && k.count > 0 ? quantization(k.m, k.n, k.k, k.count) : 1.0;
             const double per_mac = k.simt ? s_per_simt_mac_ : k.kind == KernelClass::conv ? s_per_conv_mac_ : s_per_mac_;
@@ -212,6 +218,18 @@ public:
         t.flops = 2.0 * k.macs + k.vector_flops;
         t.bound = t.launch_s >= busy ? Bound::latency : t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
         return t;
+    }
+
+    /// What a measured convolution's efficiency is relative to: the kernel's roofline at the datasheet peak of
+    /// the math class and the datasheet bandwidth, max(2·MACs / peak, bytes / bandwidth) (seconds).
+    [[nodiscard]] double measured_basis_s(const Kernel& k) const {
+        return std::max(peak_ > 0 ? 2.0 * k.macs / peak_ : 0.0, k.bytes() / bandwidth_);
+    }
+    /// The pass of a convolution kernel: forward, its weight gradient, or its input gradient.
+    [[nodiscard]] static constexpr Pass conv_pass(const Kernel& k) {
+        return k.part == StepPart::forward ? Pass::forward
+               : k.weight_gradient()       ? Pass::backward_weight
+                                           : Pass::backward_data;
     }
 
     /// A fused attention kernel's time at the datasheet peak of the units it runs on (the tensor cores of the
@@ -277,6 +295,19 @@ public:
     }
 
 private:
+    /// A convolution the profile measured: its roofline terms over the measured efficiency.  No fixed cost is
+    /// added: the measured time is the pass's kernels' own device time, their fixed part included.
+    [[nodiscard]] KernelTime measured(const Kernel& k, double efficiency) const {
+        KernelTime t;
+        t.bytes = k.bytes();
+        t.compute_s = (peak_ > 0 ? 2.0 * k.macs / peak_ : 0.0) / efficiency;
+        t.memory_s = t.bytes / bandwidth_ / efficiency;
+        t.total_s = std::max(t.compute_s, t.memory_s);
+        t.flops = 2.0 * k.macs + k.vector_flops;
+        t.bound = t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
+        return t;
+    }
+
     /// A tiling's constants, with reciprocals so that the hot loop multiplies instead of dividing.
     struct Tiling {
         double tm, tn, inv_tm, inv_tn, inv_efficiency;
@@ -331,6 +362,7 @@ private:
     Tilings tiles_;
     double unaligned_even_ = 1, unaligned_odd_ = 1;
     bool tensor_math_ = false;
+    MeasuredConvs measured_;  // a view of static or process-lifetime storage (calibration/measured_conv.hpp)
     double s_per_simt_mac_ = 0;
     std::array<std::array<double, 2>, 2> attention_efficiency_{};  ///< [simt][backward]
     std::array<double, kernel_class_count> class_s_per_byte_{};

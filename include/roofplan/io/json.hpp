@@ -11,6 +11,7 @@
 #include <roofplan/device/catalog.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/io/read.hpp>
+#include <roofplan/layers/conv.hpp>
 #include <roofplan/system/collective.hpp>
 #include <roofplan/system/systems.hpp>
 
@@ -74,6 +75,14 @@ inline bool flag(const json& r, std::string_view key, const std::string& where) 
     const json& v = r.at(std::string(key));
     if (!v.is_boolean()) roofplan::detail::fail(path_of(where, key), ": expected true or false, got ", v.dump());
     return v.get<bool>();
+}
+
+/// A report's provenance.date_utc, or "?" when it has none.
+inline std::string report_date(const json& report) {
+    if (!report.is_object() || !report.contains("provenance")) return "?";
+    const json& p = report.at("provenance");
+    if (!p.is_object() || !p.contains("date_utc") || !p.at("date_utc").is_string()) return "?";
+    return p.at("date_utc").get<std::string>();
 }
 
 template <std::size_t N>
@@ -244,12 +253,98 @@ inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
 
 namespace detail {
 /// The top-level fields of a profile file (roofplan-profile/1).
-inline constexpr std::array<std::string_view, 26> profile_fields{
-    "schema",       "device",       "source",       "gemm",          "conv",          "conv_by_class", "vector",
+inline constexpr std::array<std::string_view, 27> profile_fields{
+    "schema",       "device",       "source",       "gemm",          "conv",          "conv_by_class", "measured_conv", "vector",
     "memory",       "launch_s",     "small_tile_efficiency",         "unaligned_even", "unaligned_odd", "power_w",
     "kernel_class", "attention",    "host",         "large_tile_m", "large_tile_n",  "small_tile_m",  "small_tile_n",  "split_k_min",
     "links",        "links_system", "fit",          "sources",       "note"};
 }  // namespace detail
+
+/// The columns of a profile's measured convolutions (calibration/measured_conv.hpp), one row per pass and batch.
+inline constexpr std::array<std::string_view, 18> measured_conv_columns{
+    "math",     "pass",     "layout",   "in_channels", "out_channels", "in_h",       "in_w",       "kernel_h",
+    "kernel_w", "stride_h", "stride_w", "pad_h",       "pad_w",        "dilation_h", "dilation_w", "groups",
+    "batch",    "efficiency"};
+inline constexpr std::size_t max_measured_conv_rows = 1'000'000;
+
+/// A profile's measured convolutions (optional; absent: the generation's defaults).
+///   "measured_conv": {"source": "conv.json (...)", "columns": [...measured_conv_columns...],
+///                     "rows": [["bf16_tensor", "forward", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 32, 0.71]]}
+inline void measured_conv_from_json(const json& j, const std::string& root, EfficiencyProfile& p) {
+    if (!j.contains("measured_conv")) return;
+    const std::string at = root + ".measured_conv";
+    const json& m = j.at("measured_conv");
+    if (!m.is_object()) roofplan::detail::fail(at, ": expected an object {\"source\", \"columns\", \"rows\"}");
+    reject_unknown_fields(m, at, std::array<std::string_view, 3>{"source", "columns", "rows"});
+    const json& columns = detail::field(m, "columns", at);
+    bool same = columns.is_array() && columns.size() == measured_conv_columns.size();
+    for (std::size_t i = 0; same && i < columns.size(); ++i)
+        same = columns[i].is_string() && columns[i].get_ref<const std::string&>() == measured_conv_columns[i];
+    if (!same) {
+        std::string expected;
+        for (std::string_view c : measured_conv_columns) expected += (expected.empty() ? "" : ", ") + std::string(c);
+        roofplan::detail::fail(at, ".columns: expected [", expected, "]");
+    }
+    const json& rows = detail::field(m, "rows", at);
+    if (!rows.is_array()) roofplan::detail::fail(at, ".rows: expected an array of rows");
+    if (rows.size() > max_measured_conv_rows)
+        roofplan::detail::fail(at, ".rows: ", static_cast<std::int64_t>(rows.size()), " rows; at most ",
+                               static_cast<std::int64_t>(max_measured_conv_rows), " are accepted");
+    std::vector<MeasuredConv> entries;
+    entries.reserve(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const json& r = rows[i];
+        const std::string where = at + ".rows[" + std::to_string(i) + "]";
+        if (!r.is_array() || r.size() != measured_conv_columns.size() || !r[0].is_string() || !r[1].is_string() ||
+            !r[2].is_string())
+            roofplan::detail::fail(where, ": expected a row of ", static_cast<std::int64_t>(measured_conv_columns.size()),
+                                   " values (math class, pass, layout, then numbers)");
+        MeasuredConv e;
+        try {
+            e.math = parse_enum<MathClass>(r[0].get_ref<const std::string&>());
+            e.pass = parse_enum<Pass>(r[1].get_ref<const std::string&>());
+            e.geometry.layout = parse_enum<ConvLayout>(r[2].get_ref<const std::string&>());
+        } catch (const Error& error) {
+            roofplan::detail::fail(where, ": ", error.what());
+        }
+        ConvGeometry& g = e.geometry;
+        std::int64_t* extents[] = {&g.in_channels, &g.out_channels, &g.in_h, &g.in_w, &g.kernel_h, &g.kernel_w,
+                                   &g.stride_h, &g.stride_w, &g.pad_h, &g.pad_w, &g.dilation_h, &g.dilation_w, &g.groups};
+        for (std::size_t c = 0; c < std::size(extents); ++c) {
+            const json& v = r[3 + c];
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= (1 << 20))
+                roofplan::detail::fail(where, "[", static_cast<std::int64_t>(3 + c), "] (", measured_conv_columns[3 + c],
+                                       "): expected an integer in [0, 2^20), got ", shorten(v));
+            *extents[c] = v.get<std::int64_t>();
+        }
+        try {
+            (void)layers::Conv2D(g.config());  // a geometry that is a convolution
+        } catch (const Error& error) {
+            roofplan::detail::fail(where, ": ", error.what());
+        }
+        for (std::size_t c : {std::size_t{16}, std::size_t{17}})
+            if (!r[c].is_number() || !std::isfinite(r[c].get<double>()))
+                roofplan::detail::fail(where, "[", static_cast<std::int64_t>(c), "] (", measured_conv_columns[c],
+                                       "): expected a finite number");
+        e.batch = r[16].get<double>();
+        e.efficiency = r[17].get<double>();
+        e.key = g.key();
+        entries.push_back(e);
+    }
+    p.measured_conv = keep(std::move(entries), at);
+    p.measured_conv_source = FixedString<127>(std::string_view(detail::string_or(m, "source", at, "")).substr(0, 127));
+}
+
+inline json measured_conv_json(const EfficiencyProfile& p) {
+    json rows = json::array();
+    for (const MeasuredConv& e : p.measured_conv.entries) {
+        const ConvGeometry& g = e.geometry;
+        rows.push_back({to_string(e.math), to_string(e.pass), to_string(g.layout), g.in_channels, g.out_channels,
+                        g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
+                        g.dilation_h, g.dilation_w, g.groups, e.batch, e.efficiency});
+    }
+    return {{"source", p.measured_conv_source.view()}, {"columns", measured_conv_columns}, {"rows", rows}};
+}
 
 /// The kernel-class curves and host costs of a profile (optional; absent: the generation's defaults).
 ///   "kernel_class": {"elementwise": {"memory": 0.9, "fixed_s": 1.9e-6}, ...},
@@ -369,6 +464,7 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     opt("unaligned_odd", p.unaligned_odd);
     opt("power_w", p.power_w);
     kernel_classes_from_json(j, root, p);
+    measured_conv_from_json(j, root, p);
     for (auto [key, target] : {std::pair<std::string_view, int*>{"large_tile_m", &p.large_tile_m},
                                {"large_tile_n", &p.large_tile_n},
                                {"small_tile_m", &p.small_tile_m},
@@ -395,6 +491,7 @@ inline json to_json(const EfficiencyProfile& p) {
             {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
             {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
             {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};
+    if (!p.measured_conv.empty()) out["measured_conv"] = measured_conv_json(p);
     if (p.kernel_classes_calibrated()) {  // written only when fitted, so GEMM-only profiles keep their schema
         json classes = json::object();
         for (KernelClass c : all_kernel_classes) {

@@ -71,11 +71,7 @@ inline Measurements operator_report(const json& report, const std::string& file)
                                 h.contains(kernels_key) ? detail::number(h, kernels_key, file + ": ." + section) : 0.0});
         }
     }
-    std::string date = "?";
-    if (report.contains("provenance") && report.at("provenance").is_object() && report.at("provenance").contains("date_utc") &&
-        report.at("provenance").at("date_utc").is_string())
-        date = report.at("provenance").at("date_utc").get<std::string>();
-    out.sources.push_back(file + " (roofplan-ops, " + date + ")");
+    out.sources.push_back(file + " (roofplan-ops, " + detail::report_date(report) + ")");
     return out;
 }
 

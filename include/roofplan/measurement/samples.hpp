@@ -7,6 +7,7 @@
 // (checked against a reference before they were timed) become samples.
 #pragma once
 
+#include <roofplan/calibration/measured_conv.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/engine/predict.hpp>
 #include <roofplan/precision.hpp>
@@ -145,6 +146,18 @@ struct HostSample {
     double kernels = 0;  ///< kernels per call
 };
 
+/// One convolution pass timed on its own through the framework (validation/ops/conv_bench.py, roofplan-conv-shapes):
+/// the GPU time of the pass's own kernels, without the layout conversions and workspace fills that the eager
+/// runtime lowers into kernels of their own.
+struct ConvShapeSample {
+    std::string where;
+    ConvGeometry geometry;
+    Precision precision = Precision::fp32;  ///< fp32, tf32, amp-bf16 or amp-fp16: the mode the shape ran in
+    Pass pass = Pass::forward;
+    std::int64_t batch = 0;
+    double seconds = 0;
+};
+
 struct Measurements {
     std::vector<GemmSample> gemm;
     std::vector<StreamSample> streams;
@@ -154,6 +167,7 @@ struct Measurements {
     std::vector<E2eSample> e2e;
     std::vector<OperatorSample> operators;  ///< kernel-class curves and misaligned GEMMs
     std::vector<HostSample> host;           ///< host dispatch costs
+    std::vector<ConvShapeSample> conv_shapes;  ///< convolutions measured shape by shape
     std::vector<std::string> sources;
 };
 
@@ -168,6 +182,7 @@ inline void append(Measurements& into, const Measurements& more) {
     add(into.e2e, more.e2e);
     add(into.operators, more.operators);
     add(into.host, more.host);
+    add(into.conv_shapes, more.conv_shapes);
     add(into.sources, more.sources);
 }
 

@@ -21,6 +21,7 @@
 // activation×activation matmul) are lowered one kernel per pass and reported as a fallback.
 #pragma once
 
+#include <roofplan/calibration/measured_conv.hpp>
 #include <roofplan/runtime/lowering.hpp>
 
 #include <array>
@@ -120,6 +121,34 @@ inline void rule(Emitter& e, const At& at, const Linear& l) {
     e.set_stream(e.compute());
 }
 
+/// The layout eager PyTorch hands cuDNN: channels-last under autocast (how the suite's CNNs run), NCHW otherwise.
+constexpr ConvLayout eager_conv_layout(Precision p) {
+    return p == Precision::amp_bf16 || p == Precision::amp_fp16 ? ConvLayout::nhwc : ConvLayout::nchw;
+}
+
+/// One pass of a convolution as cuDNN runs it: the implicit GEMM's multiply-adds and the tensors it reads and
+/// writes (`width`-byte elements), keyed by its geometry and layout for a profile's measured convolutions.
+/// Calibration builds its samples' kernels with this function too, so that a measured shape and a predicted one
+/// are the same kernel.
+inline Kernel conv_pass_kernel(const Conv2D& l, std::int64_t instances, Pass pass, double width, ConvLayout layout,
+                               HostOp host) {
+    Kernel k;
+    if (pass == Pass::forward) {
+        PassCost forward = l.forward(instances);
+        forward.vector_flops = flop_count{};  // the bias is its own kernel
+        k = matrix_kernel(KernelClass::conv, host, "conv forward", forward, width, width);
+    } else if (pass == Pass::backward_data) {
+        k = matrix_kernel(KernelClass::conv, host, "conv backward-data", l.backward_data(instances), width, width);
+    } else {
+        k = with_role(matrix_kernel(KernelClass::conv, host, "conv backward-filter", l.backward_weight(instances),
+                                    width, width), KernelRole::weight_gradient);
+        k.bytes_written = width * static_cast<double>(l.params());
+    }
+    k.conv_shape = ConvGeometry::of(l.config(), layout).key();
+    k.images = static_cast<double>(instances);
+    return k;
+}
+
 /// Convolutions (cuDNN): casts, the convolution, a separate bias add; backward data, filter, bias reduction.
 inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     const auto inst = static_cast<std::int64_t>(at.instances);
@@ -131,8 +160,7 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     HostSequence host;
     input_cast_forward(e, host, at.instances * static_cast<double>(l.input_shape().elements()));
     weight_cast_forward(e, host, weights - bias_elements, bias_elements);
-    PassCost forward = l.forward(inst);
-    forward.vector_flops = flop_count{};  // the bias is its own kernel
+    const ConvLayout layout = eager_conv_layout(e.step().precision);
     // TF32 on NCHW tensors: cuDNN runs NHWC tensor-core kernels and converts the layouts around each pass: forward
     // the input and the filter in, the output back; backward-data the output gradient and the filter in, the input
     // gradient back; backward-filter the output gradient and the input in, the filter gradient back (AlexNet's five
@@ -150,7 +178,7 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
         e.forward(conversion(host.next(), "nchw to nhwc", in_bytes));
         e.forward(conversion(HostOp::none, "filter to nhwc", weight_bytes));
     }
-    e.forward(matrix_kernel(KernelClass::conv, host.next(), "conv forward", forward, width, width));
+    e.forward(conv_pass_kernel(l, inst, Pass::forward, width, layout, host.next()));
     if (convert_all) e.forward(conversion(HostOp::none, "nhwc to nchw", out_bytes));
     if (bias) e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "conv bias add", width * outputs, width * outputs, outputs));
     HostOp next_backward = HostOp::backward;  // the first kernel of the node's backward pays the autograd node
@@ -161,17 +189,14 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
             e.backward(conversion(backward_host(), "nchw to nhwc", out_bytes));
             e.backward(conversion(HostOp::none, "filter to nhwc", weight_bytes));
         }
-        e.backward(matrix_kernel(KernelClass::conv, backward_host(), "conv backward-data", l.backward_data(inst), width, width));
+        e.backward(conv_pass_kernel(l, inst, Pass::backward_data, width, layout, backward_host()));
         if (convert_all) e.backward(conversion(HostOp::none, "nhwc to nchw", in_bytes));
     }
     if (convert_all) {
         e.backward(with_role(conversion(backward_host(), "nchw to nhwc", out_bytes), KernelRole::weight_gradient));
         e.backward(with_role(conversion(HostOp::none, "nchw to nhwc", in_bytes), KernelRole::weight_gradient));
     }
-    Kernel dw = with_role(matrix_kernel(KernelClass::conv, backward_host(), "conv backward-filter", l.backward_weight(inst),
-                                        width, width), KernelRole::weight_gradient);
-    dw.bytes_written = width * weights;
-    e.backward(dw);
+    e.backward(conv_pass_kernel(l, inst, Pass::backward_weight, width, layout, backward_host()));
     if (convert_all) e.backward(with_role(conversion(HostOp::none, "filter to nchw", weight_bytes), KernelRole::weight_gradient));
     // cuDNN's filter gradients split the reduction over the batch: a zeroed FP32 workspace and a reduction.
     e.backward(stream_kernel(KernelClass::memset, HostOp::none, "split-K workspace", 0, 4 * weights));

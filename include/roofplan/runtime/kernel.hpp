@@ -109,6 +109,10 @@ struct Kernel {
     double bytes_written = 0;
     double m = 0, n = 0, k = 0, count = 0;  ///< GEMM view of matrix work (0: none)
     bool simt = false;           ///< matrix work on the FP32 FMA units whatever the step's math class
+    /// Convolutions: ConvGeometry::key() of the convolution and its layout (0: none), and the batch of the call
+    /// (its N), where a profile's measured convolutions (calibration/measured_conv.hpp) look them up.
+    std::uint64_t conv_shape = 0;
+    double images = 0;
     /// Attention kernels: a causal mask (the kernel skips the key blocks above the diagonal, not single pairs).
     /// Their GEMM view is m = query length, n = key length, k = head dimension, count = batch × heads.
     bool causal = false;

@@ -1,0 +1,134 @@
+// roofplan/calibration/measured_conv.hpp — convolutions measured one shape at a time, as the profile carries them.
+//
+// One factor per math class cannot time cuDNN's convolutions: its choice of algorithm changes with the shape, the
+// pass and the layout (an FP32 3×3 convolution on NCHW tensors runs Winograd or FFT at some batches and an
+// implicit GEMM at others; validation/ops/conv_bench.py on an H200 measured NCHW FP32 forwards at 0.41× the NHWC
+// time summed over the zoo's shapes, and TF32 at 1.75×).  So a profile may carry, per convolution geometry,
+// layout, math class and pass, the time measured at a few batches (validation/ops/conv_bench.py, fitted by
+// `roofplan calibrate`), stored as an efficiency against the pass's roofline on the GPU that measured it:
+//     efficiency = max(2·MACs / peak, bytes / bandwidth) / measured seconds
+// (the peak of the pass's math class, the datasheet bandwidth).  A prediction on any GPU divides that GPU's own
+// roofline time by it — a fraction of its own peaks, as every other efficiency.  Between measured batches the
+// efficiency is linear in the batch; outside them it keeps the nearest batch's.  Convolutions not in the table
+// keep the math class's factor (`EfficiencyProfile::conv_factor`).
+//
+// The table is a view: the built-in tables are static, and the tables that calibration or a profile file make at
+// run time are kept for the life of the process (`keep`), so a profile stays plain data that copies in O(1).
+#pragma once
+
+#include <roofplan/detail/checked.hpp>
+#include <roofplan/device/device.hpp>
+#include <roofplan/layers/detail_conv.hpp>
+#include <roofplan/work.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace roofplan {
+
+/// The tensors' memory layout, which selects cuDNN's kernels.
+enum class ConvLayout : std::uint8_t { nchw, nhwc };
+template <>
+struct EnumNames<ConvLayout> {
+    static constexpr std::string_view field = "layout";
+    static constexpr std::array<std::string_view, 2> names{"nchw", "nhwc"};
+};
+
+/// A convolution's geometry and layout (the batch excluded), and a 64-bit key of it (FNV-1a over the fields).
+struct ConvGeometry {
+    std::int64_t in_channels = 0, out_channels = 0, in_h = 0, in_w = 0, kernel_h = 0, kernel_w = 0, stride_h = 0,
+                 stride_w = 0, pad_h = 0, pad_w = 0, dilation_h = 0, dilation_w = 0, groups = 0;
+    ConvLayout layout = ConvLayout::nchw;
+    constexpr bool operator==(const ConvGeometry&) const = default;
+
+    static constexpr ConvGeometry of(const layers::Conv2DConfig& c, ConvLayout layout) {
+        return {c.in_channels, c.out_channels, c.in_height, c.in_width, c.kernel.h, c.kernel.w, c.stride.h,
+                c.stride.w, c.padding.h, c.padding.w, c.dilation.h, c.dilation.w, c.groups, layout};
+    }
+    /// The Conv2D configuration of the geometry (no bias: the measured passes leave it out).
+    [[nodiscard]] constexpr layers::Conv2DConfig config() const {
+        layers::Conv2DConfig c;
+        c.in_channels = in_channels, c.out_channels = out_channels, c.in_height = in_h, c.in_width = in_w;
+        c.kernel = {kernel_h, kernel_w}, c.stride = {stride_h, stride_w}, c.padding = {pad_h, pad_w};
+        c.dilation = {dilation_h, dilation_w}, c.groups = groups, c.bias = false;
+        return c;
+    }
+    /// Never 0 (0 marks a kernel without a measured shape).
+    [[nodiscard]] constexpr std::uint64_t key() const {
+        std::uint64_t h = 14695981039346656037ull;
+        for (std::int64_t v : {in_channels, out_channels, in_h, in_w, kernel_h, kernel_w, stride_h, stride_w, pad_h,
+                               pad_w, dilation_h, dilation_w, groups, static_cast<std::int64_t>(layout)})
+            for (int byte = 0; byte < 8; ++byte) {
+                h ^= (static_cast<std::uint64_t>(v) >> (8 * byte)) & 0xffu;
+                h *= 1099511628211ull;
+            }
+        return h == 0 ? 1 : h;
+    }
+};
+
+/// One convolution pass measured at one batch, as an efficiency against its roofline (see the top of the file).
+struct MeasuredConv {
+    ConvGeometry geometry;
+    std::uint64_t key = 0;  ///< geometry.key()
+    MathClass math = MathClass::fp32;
+    Pass pass = Pass::forward;
+    double batch = 0;
+    double efficiency = 0;
+
+    /// The table's order: by shape, math class, pass, then batch.
+    [[nodiscard]] constexpr auto order() const { return std::tuple(key, math, pass, batch); }
+};
+
+/// A sorted table of measured convolutions (a view; see `keep`).
+struct MeasuredConvs {
+    std::span<const MeasuredConv> entries;
+
+    [[nodiscard]] constexpr bool empty() const { return entries.empty(); }
+    /// The efficiency of pass `pass` of the convolution `key` in `math` at `batch`: linear between the measured
+    /// batches, the nearest measured one's outside them; 0 when the table has no such convolution.
+    [[nodiscard]] constexpr double efficiency(std::uint64_t key, MathClass math, Pass pass, double batch) const {
+        const auto first = std::lower_bound(entries.begin(), entries.end(), std::tuple(key, math, pass, 0.0),
+                                            [](const MeasuredConv& e, const auto& t) { return e.order() < t; });
+        if (first == entries.end() || first->key != key || first->math != math || first->pass != pass) return 0;
+        auto last = first;
+        while (last + 1 != entries.end() && (last + 1)->key == key && (last + 1)->math == math && (last + 1)->pass == pass)
+            ++last;
+        if (batch <= first->batch) return first->efficiency;
+        if (batch >= last->batch) return last->efficiency;
+        auto hi = first + 1;
+        while (hi->batch < batch) ++hi;
+        const MeasuredConv& lo = *(hi - 1);
+        return lo.efficiency + (hi->efficiency - lo.efficiency) * (batch - lo.batch) / (hi->batch - lo.batch);
+    }
+};
+
+/// Sorts `entries`, checks them, and keeps them for the life of the process (the profiles that view them are
+/// plain data).  Errors: an efficiency outside (0, 8], a batch below 1, a key that does not match its geometry, or
+/// two entries for one shape, class, pass and batch; `where` names the origin.
+inline MeasuredConvs keep(std::vector<MeasuredConv> entries, std::string_view where) {
+    std::sort(entries.begin(), entries.end(), [](const MeasuredConv& a, const MeasuredConv& b) { return a.order() < b.order(); });
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const MeasuredConv& e = entries[i];
+        if (!(e.efficiency > 0 && e.efficiency <= 8))
+            detail::fail(where, ": a measured convolution's efficiency must be in (0, 8], got ", std::to_string(e.efficiency));
+        if (!(e.batch >= 1 && e.batch < 1e9)) detail::fail(where, ": a measured convolution's batch must be in [1, 1e9)");
+        if (e.key != e.geometry.key()) detail::fail(where, ": a measured convolution's key does not match its geometry");
+        if (i > 0 && entries[i - 1].order() == e.order())
+            detail::fail(where, ": two measured convolutions of one shape, math class, pass and batch (",
+                         std::to_string(e.batch), ")");
+    }
+    static std::mutex mutex;
+    static std::deque<std::vector<MeasuredConv>> kept;
+    const std::lock_guard<std::mutex> lock(mutex);
+    kept.push_back(std::move(entries));
+    return {kept.back()};
+}
+
+}  // namespace roofplan

@@ -1,0 +1,129 @@
+// roofplan/io/conv_shapes.hpp — reads a roofplan-conv-shapes report (validation/ops/conv_bench.py; schema in
+// docs/report-schemas.md) into the calibration's typed records.
+#pragma once
+
+#include <roofplan/calibration/measured_conv.hpp>
+#include <roofplan/io/json.hpp>
+#include <roofplan/layers/conv.hpp>
+#include <roofplan/measurement/samples.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace roofplan::io {
+
+namespace detail {
+
+/// An [h, w] pair of positive (or, for padding, non-negative) integers below 2^20.
+inline std::pair<std::int64_t, std::int64_t> extent_pair(const json& c, std::string_view key, const std::string& where,
+                                                         std::int64_t least) {
+    const json& v = field(c, key, where);
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+        v[0].get<std::int64_t>() < least || v[1].get<std::int64_t>() < least || v[0].get<std::int64_t>() >= (1 << 20) ||
+        v[1].get<std::int64_t>() >= (1 << 20))
+        roofplan::detail::fail(path_of(where, key), ": expected [h, w], integers in [", least, ", 2^20), got ", shorten(v));
+    return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
+}
+
+/// The GPU time of a pass's own kernels, from its kernels' device time by class: the layout conversions of TF32
+/// on NCHW tensors and the zeroed workspace of the filter gradient are kernels the eager runtime lowers on their
+/// own (runtime/eager.hpp), so they are left out here.
+inline double own_kernel_seconds(const json& run, Precision precision, Pass pass, const std::string& where) {
+    const json& by_class = field(run, "class_time_s", where);
+    if (!by_class.is_object() || by_class.empty())
+        roofplan::detail::fail(where, ".class_time_s: expected an object of kernel class -> seconds");
+    double total = 0;
+    for (const auto& [cls, value] : by_class.items()) {
+        const double s = number(by_class, cls, where + ".class_time_s");
+        if (s < 0) roofplan::detail::fail(where, ".class_time_s.", cls, ": expected seconds >= 0");
+        const bool conversion = precision == Precision::tf32 && cls == "copy/cast";
+        const bool workspace = pass == Pass::backward_weight && cls == "memset";
+        if (!conversion && !workspace) total += s;
+    }
+    return total;
+}
+
+}  // namespace detail
+
+/// The verified passes of a roofplan-conv-shapes report as measurements (a batch that ran out of memory is
+/// skipped; a pass whose check failed does not count).
+inline Measurements conv_shapes_report(const json& report, const std::string& file) {
+    if (!report.is_object() || detail::string_or(report, "tool", file + ": ", "") != "roofplan-conv-shapes" ||
+        !report.contains("convolutions") || !report.at("convolutions").is_array())
+        roofplan::detail::fail(file, ": not a roofplan-conv-shapes report (needs .tool = roofplan-conv-shapes and a "
+                               ".convolutions array)");
+    Measurements out;
+    const json& convs = report.at("convolutions");
+    constexpr std::array<std::pair<std::string_view, Precision>, 4> modes{
+        {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::amp_bf16}, {"fp16", Precision::amp_fp16}}};
+    constexpr std::array<std::pair<std::string_view, Pass>, 3> passes{
+        {{"forward", Pass::forward}, {"backward_data", Pass::backward_data}, {"backward_filter", Pass::backward_weight}}};
+    for (std::size_t i = 0; i < convs.size(); ++i) {
+        const json& c = convs[i];
+        const std::string where = file + ": .convolutions[" + std::to_string(i) + "]";
+        if (!c.is_object()) roofplan::detail::fail(where, ": expected an object");
+        const std::string mode = detail::string_field(c, "mode", where);
+        const auto m = std::find_if(modes.begin(), modes.end(), [&](const auto& p) { return p.first == mode; });
+        if (m == modes.end()) roofplan::detail::fail(where, ".mode: '", mode, "' is not one of fp32, tf32, bf16, fp16");
+        const std::string layout = detail::string_field(c, "layout", where);
+        if (layout != "nchw" && layout != "nhwc")
+            roofplan::detail::fail(where, ".layout: '", layout, "' is not one of nchw, nhwc");
+        ConvGeometry g;
+        g.layout = layout == "nhwc" ? ConvLayout::nhwc : ConvLayout::nchw;
+        for (auto [key, target] : {std::pair<const char*, std::int64_t*>{"in_channels", &g.in_channels},
+                                   {"out_channels", &g.out_channels}, {"groups", &g.groups}}) {
+            const json& v = detail::field(c, key, where);
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() >= (1 << 20))
+                roofplan::detail::fail(detail::path_of(where, key), ": expected an integer in [1, 2^20), got ", shorten(v));
+            *target = v.get<std::int64_t>();
+        }
+        std::tie(g.kernel_h, g.kernel_w) = detail::extent_pair(c, "kernel", where, 1);
+        std::tie(g.stride_h, g.stride_w) = detail::extent_pair(c, "stride", where, 1);
+        std::tie(g.pad_h, g.pad_w) = detail::extent_pair(c, "padding", where, 0);
+        std::tie(g.dilation_h, g.dilation_w) = detail::extent_pair(c, "dilation", where, 1);
+        std::tie(g.in_h, g.in_w) = detail::extent_pair(c, "input_hw", where, 1);
+        try {
+            (void)layers::Conv2D(g.config());  // the geometry must be a convolution
+        } catch (const Error& error) {
+            roofplan::detail::fail(where, ": ", error.what());
+        }
+        const json& verified = detail::field(c, "verified", where);
+        if (!verified.is_object()) roofplan::detail::fail(where, ".verified: expected an object of pass -> true/false");
+        const json& runs = detail::field(c, "runs", where);
+        if (!runs.is_array()) roofplan::detail::fail(where, ".runs: expected an array");
+        for (std::size_t j = 0; j < runs.size(); ++j) {
+            const json& r = runs[j];
+            const std::string at = where + ".runs[" + std::to_string(j) + "]";
+            if (!r.is_object()) roofplan::detail::fail(at, ": expected an object");
+            if (r.contains("error")) continue;  // out of memory at this batch
+            const std::string pass = detail::string_field(r, "pass", at);
+            const auto p = std::find_if(passes.begin(), passes.end(), [&](const auto& q) { return q.first == pass; });
+            if (p == passes.end())
+                roofplan::detail::fail(at, ".pass: '", pass, "' is not one of forward, backward_data, backward_filter");
+            if (!detail::flag(verified, pass, where + ".verified")) continue;
+            ConvShapeSample s;
+            s.where = at;
+            s.geometry = g;
+            s.precision = m->second;
+            s.pass = p->second;
+            const double batch = detail::number(r, "batch", at);
+            if (!(batch >= 1 && batch < 1e9) || batch != static_cast<double>(static_cast<std::int64_t>(batch)))
+                roofplan::detail::fail(at, ".batch: expected an integer in [1, 1e9)");
+            s.batch = static_cast<std::int64_t>(batch);
+            s.seconds = detail::own_kernel_seconds(r, s.precision, s.pass, at);
+            if (!(s.seconds > 0 && s.seconds < 60))
+                roofplan::detail::fail(at, ".class_time_s: the pass's own kernels must take (0, 60) seconds, got ",
+                                       std::to_string(s.seconds));
+            out.conv_shapes.push_back(s);
+        }
+    }
+    out.sources.push_back(file + " (roofplan-conv-shapes, " + detail::report_date(report) + ")");
+    return out;
+}
+
+}  // namespace roofplan::io
