@@ -318,7 +318,7 @@ ConvGeometry resnet_3x3(ConvLayout layout) {
                                             .kernel = 3, .padding = 1, .bias = false}).config(), layout);
 }
 MeasuredConv measured(const ConvGeometry& g, MathClass m, Pass p, double batch, double efficiency) {
-    return {g, g.key(), m, p, batch, efficiency};
+    return {g, g.key(), m, p, false, batch, efficiency};
 }
 /// A roofplan-conv-shapes report of one shape in one mode with the given runs.
 io::json conv_shapes_doc(const char* mode, const char* layout, io::json runs, io::json verified) {
@@ -381,7 +381,7 @@ TEST_CASE("conv-shapes reports calibrate a pass's efficiency against its own roo
     CHECK(m.conv_shapes[1].seconds == doctest::Approx(150e-6));
     const calibration::Calibration c = calibration::fit(m, d);
     const MeasuredConvs& t = c.profile.measured_conv;
-    REQUIRE(t.entries.size() == 2);
+    REQUIRE(t.entries.size() == 3);  // forward, its conversions, the filter gradient
     // The roofline of the forward, written out: 32·56·56·64·64·9 MACs at the TF32 peak, or its bytes (input,
     // output, weights in FP32) at the datasheet bandwidth, whichever is longer.
     const double macs = 32.0 * 56 * 56 * 64 * 64 * 9;
@@ -392,9 +392,10 @@ TEST_CASE("conv-shapes reports calibrate a pass's efficiency against its own roo
     CHECK(t.efficiency(key, MathClass::tf32_tensor, Pass::backward_data, 32) == 0);  // unverified: not used
     // The profile file carries the table: written and read back, the same efficiencies.
     const EfficiencyProfile back = io::profile_from_json(io::calibration_json(c), d, "p.json");
-    REQUIRE(back.measured_conv.entries.size() == 2);
-    for (std::size_t i = 0; i < 2; ++i) {
+    REQUIRE(back.measured_conv.entries.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
         CHECK(back.measured_conv.entries[i].key == t.entries[i].key);
+        CHECK(back.measured_conv.entries[i].conversions == t.entries[i].conversions);
         CHECK(back.measured_conv.entries[i].efficiency == doctest::Approx(t.entries[i].efficiency));
     }
     // A prediction times that kernel from the table: the roofline over the efficiency (the measured kernels' own
@@ -409,6 +410,20 @@ TEST_CASE("conv-shapes reports calibrate a pass's efficiency against its own roo
     const double basis_h100 = std::max(2 * macs / (h100.peak.tf32_tensor * 1e12), bytes / (h100.bandwidth_gb_s * 1e9));
     const KernelTime on_h100 = Roofline(h100, c.profile, MathClass::tf32_tensor).time(k);
     CHECK(on_h100.total_s == doctest::Approx(100e-6 * basis_h100 / basis));
+    // TF32's layout conversions around the forward (40 us measured) are timed from the table too: the three
+    // conversion kernels of the pass, each its bytes over the conversions' efficiency, add up to the measurement.
+    REQUIRE(m.conv_shapes[0].conversion_seconds == doctest::Approx(40e-6));
+    const eager::ConvConversions moved = eager::conv_conversion_bytes(layers::Conv2D(resnet_3x3(ConvLayout::nchw).config()), 32,
+                                                                      Pass::forward, 4.0);
+    CHECK(moved.in[0] == doctest::Approx(4.0 * 32 * 64 * 56 * 56));
+    CHECK(moved.in[1] == doctest::Approx(4.0 * 64 * 64 * 9));
+    double converted = 0;
+    for (double b : {moved.in[0], moved.in[1], moved.out}) {
+        const Kernel x = eager::conv_conversion(HostOp::none, "conversion", b, key, 32);
+        converted += r.time(x).total_s;
+    }
+    CHECK(converted == doctest::Approx(40e-6));
+    CHECK(t.efficiency(key, MathClass::tf32_tensor, Pass::backward_weight, 32, true) == 0);  // none measured there
     // The same convolution on channels-last tensors is not in the table: the factor times it.
     const Kernel nhwc = eager::conv_pass_kernel(layers::Conv2D(resnet_3x3(ConvLayout::nchw).config()), 32,
                                                 Pass::forward, 4.0, ConvLayout::nhwc, HostOp::none);
@@ -443,18 +458,21 @@ TEST_CASE("conv-shapes reports and profile tables: bad input is an error naming 
     const Device& d = find_device("h200");
     const auto profile = [&](io::json table) { return io::profile_from_json({{"measured_conv", table}}, d, "p.json"); };
     const io::json columns = io::measured_conv_columns;
-    const io::json row = {"bf16_tensor", "forward", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 32, 0.5};
+    const io::json row = {"bf16_tensor", "forward", "kernels", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 32, 0.5};
     CHECK(profile({{"columns", columns}, {"rows", {row}}}).measured_conv.entries.size() == 1);
-    CHECK_THROWS_WITH_AS(profile({{"columns", {"math"}}, {"rows", {row}}}), doctest::Contains("p.json: .measured_conv.columns: expected [math, pass, layout"), Error);
-    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", io::json::array({io::json::array({"bf16_tensor", "forward"})})}}), doctest::Contains(".measured_conv.rows[0]: expected a row of 18 values"), Error);
+    CHECK_THROWS_WITH_AS(profile({{"columns", {"math"}}, {"rows", {row}}}), doctest::Contains("p.json: .measured_conv.columns: expected [math, pass, part, layout"), Error);
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", io::json::array({io::json::array({"bf16_tensor", "forward"})})}}), doctest::Contains(".measured_conv.rows[0]: expected a row of 19 values"), Error);
     io::json r2 = row;
     r2[0] = "bf17";
     CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_conv.rows[0]: unknown math class 'bf17'"), Error);
     r2 = row;
-    r2[7] = -3;
-    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_conv.rows[0][7] (kernel_h): expected an integer"), Error);
+    r2[8] = -3;
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_conv.rows[0][8] (kernel_h): expected an integer"), Error);
     r2 = row;
-    r2[17] = 12;
+    r2[2] = "both";
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_conv.rows[0][2] (part): 'both' is not one of kernels, conversions"), Error);
+    r2 = row;
+    r2[18] = 12;
     CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains("p.json: .measured_conv: a measured convolution's efficiency must be in (0, 8]"), Error);
     CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {row}}, {"extra", 1}}), doctest::Contains("extra"), Error);
 }

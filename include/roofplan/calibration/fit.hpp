@@ -219,7 +219,7 @@ inline void fit_conv_shapes(const Measurements& samples, const Device& device, C
     for (const ConvShapeSample& s : samples.conv_shapes) {
         const MathClass math = math_class(device, s.precision, Mode::train);
         const std::uint64_t key = s.geometry.key();
-        const auto order = std::tuple(key, math, s.pass, static_cast<double>(s.batch));
+        const auto order = std::tuple(key, math, s.pass, static_cast<double>(s.batch));  // one sample per point
         if (std::find(seen.begin(), seen.end(), order) != seen.end()) continue;
         seen.push_back(order);
         const bool half = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16;
@@ -227,7 +227,17 @@ inline void fit_conv_shapes(const Measurements& samples, const Device& device, C
                                           s.geometry.layout, HostOp::none);
         const double basis = Roofline(device, out.profile, math).measured_basis_s(k);
         const double efficiency = std::min(8.0, basis / s.seconds);  // FFT/Winograd beat the direct count < 8×
-        entries.push_back({s.geometry, key, math, s.pass, static_cast<double>(s.batch), efficiency});
+        entries.push_back({s.geometry, key, math, s.pass, false, static_cast<double>(s.batch), efficiency});
+        // TF32's layout conversions around the pass (the eager runtime's conversion kernels of a k×k convolution;
+        // a 1×1 convolution runs on NCHW tensors as they are): their bytes read and written at the bandwidth.
+        const layers::Conv2DConfig c = s.geometry.config();
+        if (s.conversion_seconds > 0 && !(c.kernel.h == 1 && c.kernel.w == 1)) {
+            const eager::ConvConversions b = eager::conv_conversion_bytes(
+                layers::Conv2D(c), static_cast<double>(s.batch), s.pass, half ? 2.0 : 4.0);
+            const double moved = 2 * (b.in[0] + b.in[1] + b.out) / (device.bandwidth_gb_s * 1e9);
+            entries.push_back({s.geometry, key, math, s.pass, true, static_cast<double>(s.batch),
+                               std::min(8.0, moved / s.conversion_seconds)});
+        }
     }
     out.profile.measured_conv = keep(entries, "calibration (roofplan-conv-shapes)");
     std::string files;
@@ -241,7 +251,8 @@ inline void fit_conv_shapes(const Measurements& samples, const Device& device, C
         auto& [count, errors] = by_class[table[i].math];
         ++count;
         const auto same = [&](std::size_t j) {
-            return table[j].key == table[i].key && table[j].math == table[i].math && table[j].pass == table[i].pass;
+            return table[j].key == table[i].key && table[j].math == table[i].math && table[j].pass == table[i].pass &&
+                   table[j].conversions == table[i].conversions;
         };
         if (i == 0 || i + 1 == table.size() || !same(i - 1) || !same(i + 1)) continue;
         const MeasuredConv &lo = table[i - 1], &hi = table[i + 1], &e = table[i];

@@ -79,11 +79,14 @@ struct MeasuredConv {
     std::uint64_t key = 0;  ///< geometry.key()
     MathClass math = MathClass::fp32;
     Pass pass = Pass::forward;
+    /// The pass's layout conversions (TF32 on NCHW tensors: cuDNN converts to NHWC and back), whose efficiency is
+    /// against their bytes at the datasheet bandwidth, rather than the pass's own kernels.
+    bool conversions = false;
     double batch = 0;
     double efficiency = 0;
 
-    /// The table's order: by shape, math class, pass, then batch.
-    [[nodiscard]] constexpr auto order() const { return std::tuple(key, math, pass, batch); }
+    /// The table's order: by shape, math class, pass, kernels before conversions, then batch.
+    [[nodiscard]] constexpr auto order() const { return std::tuple(key, math, pass, conversions, batch); }
 };
 
 /// A sorted table of measured convolutions (a view; see `keep`).
@@ -91,15 +94,18 @@ struct MeasuredConvs {
     std::span<const MeasuredConv> entries;
 
     [[nodiscard]] constexpr bool empty() const { return entries.empty(); }
-    /// The efficiency of pass `pass` of the convolution `key` in `math` at `batch`: linear between the measured
-    /// batches, the nearest measured one's outside them; 0 when the table has no such convolution.
-    [[nodiscard]] constexpr double efficiency(std::uint64_t key, MathClass math, Pass pass, double batch) const {
-        const auto first = std::lower_bound(entries.begin(), entries.end(), std::tuple(key, math, pass, 0.0),
+    /// The efficiency of pass `pass` of the convolution `key` in `math` at `batch` (of its layout conversions when
+    /// `conversions`): linear between the measured batches, the nearest measured one's outside them; 0 when the
+    /// table has no such convolution.
+    [[nodiscard]] constexpr double efficiency(std::uint64_t key, MathClass math, Pass pass, double batch,
+                                              bool conversions = false) const {
+        const auto group = std::tuple(key, math, pass, conversions);
+        const auto of = [](const MeasuredConv& e) { return std::tuple(e.key, e.math, e.pass, e.conversions); };
+        const auto first = std::lower_bound(entries.begin(), entries.end(), std::tuple(key, math, pass, conversions, 0.0),
                                             [](const MeasuredConv& e, const auto& t) { return e.order() < t; });
-        if (first == entries.end() || first->key != key || first->math != math || first->pass != pass) return 0;
+        if (first == entries.end() || of(*first) != group) return 0;
         auto last = first;
-        while (last + 1 != entries.end() && (last + 1)->key == key && (last + 1)->math == math && (last + 1)->pass == pass)
-            ++last;
+        while (last + 1 != entries.end() && of(*(last + 1)) == group) ++last;
         if (batch <= first->batch) return first->efficiency;
         if (batch >= last->batch) return last->efficiency;
         auto hi = first + 1;
@@ -121,7 +127,7 @@ inline MeasuredConvs keep(std::vector<MeasuredConv> entries, std::string_view wh
         if (!(e.batch >= 1 && e.batch < 1e9)) detail::fail(where, ": a measured convolution's batch must be in [1, 1e9)");
         if (e.key != e.geometry.key()) detail::fail(where, ": a measured convolution's key does not match its geometry");
         if (i > 0 && entries[i - 1].order() == e.order())
-            detail::fail(where, ": two measured convolutions of one shape, math class, pass and batch (",
+            detail::fail(where, ": two measured convolutions of one shape, math class, pass, part and batch (",
                          std::to_string(e.batch), ")");
     }
     static std::mutex mutex;

@@ -201,9 +201,10 @@ public:
                                                               : Bound::memory;
             return t;
         }
-        if (k.kind == KernelClass::conv && k.conv_shape != 0 && !measured_.empty()) {
-            const double e = measured_.efficiency(k.conv_shape, math_, conv_pass(k), k.images);
-            if (e > 0) return measured(k, e);
+        if (k.conv_shape != 0 && !measured_.empty() && (k.kind == KernelClass::conv || k.kind == KernelClass::copy_cast)) {
+            const bool conversion = k.kind == KernelClass::copy_cast;  // a layout conversion of the pass
+            const double e = measured_.efficiency(k.conv_shape, math_, conv_pass(k), k.images, conversion);
+            if (e > 0) return measured(k, e, conversion);
         }
         if (k.macs > 0) {
             const double slowdown = quantize_ && k.count > 0 ? quantization(k.m, k.n, k.k, k.count) : 1.0;
@@ -295,12 +296,13 @@ public:
     }
 
 private:
-    /// A convolution the profile measured: its roofline terms over the measured efficiency.  No fixed cost is
-    /// added: the measured time is the pass's kernels' own device time, their fixed part included.
-    [[nodiscard]] KernelTime measured(const Kernel& k, double efficiency) const {
+    /// A convolution the profile measured: its roofline terms over the measured efficiency (a layout conversion:
+    /// its bytes at the datasheet bandwidth over the conversions' efficiency).  No fixed cost is added: the
+    /// measured time is the pass's kernels' own device time, their fixed part included.
+    [[nodiscard]] KernelTime measured(const Kernel& k, double efficiency, bool conversion = false) const {
         KernelTime t;
         t.bytes = k.bytes();
-        t.compute_s = (peak_ > 0 ? 2.0 * k.macs / peak_ : 0.0) / efficiency;
+        t.compute_s = (peak_ > 0 && !conversion ? 2.0 * k.macs / peak_ : 0.0) / efficiency;
         t.memory_s = t.bytes / bandwidth_ / efficiency;
         t.total_s = std::max(t.compute_s, t.memory_s);
         t.flops = 2.0 * k.macs + k.vector_flops;

@@ -116,6 +116,8 @@ inline Measurements conv_shapes_report(const json& report, const std::string& fi
                 roofplan::detail::fail(at, ".batch: expected an integer in [1, 1e9)");
             s.batch = static_cast<std::int64_t>(batch);
             s.seconds = detail::own_kernel_seconds(r, s.precision, s.pass, at);
+            if (s.precision == Precision::tf32 && r.at("class_time_s").contains("copy/cast"))
+                s.conversion_seconds = detail::number(r.at("class_time_s"), "copy/cast", at + ".class_time_s");
             if (!(s.seconds > 0 && s.seconds < 60))
                 roofplan::detail::fail(at, ".class_time_s: the pass's own kernels must take (0, 60) seconds, got ",
                                        std::to_string(s.seconds));

@@ -261,15 +261,17 @@ inline constexpr std::array<std::string_view, 27> profile_fields{
 }  // namespace detail
 
 /// The columns of a profile's measured convolutions (calibration/measured_conv.hpp), one row per pass and batch.
-inline constexpr std::array<std::string_view, 18> measured_conv_columns{
-    "math",     "pass",     "layout",   "in_channels", "out_channels", "in_h",       "in_w",       "kernel_h",
-    "kernel_w", "stride_h", "stride_w", "pad_h",       "pad_w",        "dilation_h", "dilation_w", "groups",
-    "batch",    "efficiency"};
+inline constexpr std::array<std::string_view, 19> measured_conv_columns{
+    "math",     "pass",     "part",     "layout",   "in_channels", "out_channels", "in_h",       "in_w",
+    "kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h",       "pad_w",        "dilation_h", "dilation_w",
+    "groups",   "batch",    "efficiency"};
 inline constexpr std::size_t max_measured_conv_rows = 1'000'000;
 
 /// A profile's measured convolutions (optional; absent: the generation's defaults).
 ///   "measured_conv": {"source": "conv.json (...)", "columns": [...measured_conv_columns...],
-///                     "rows": [["bf16_tensor", "forward", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 32, 0.71]]}
+///                     "rows": [["bf16_tensor", "forward", "kernels", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1,
+///                               32, 0.71]]}
+/// (part: "kernels", the pass's own kernels, or "conversions", its layout conversions)
 inline void measured_conv_from_json(const json& j, const std::string& root, EfficiencyProfile& p) {
     if (!j.contains("measured_conv")) return;
     const std::string at = root + ".measured_conv";
@@ -296,24 +298,28 @@ inline void measured_conv_from_json(const json& j, const std::string& root, Effi
         const json& r = rows[i];
         const std::string where = at + ".rows[" + std::to_string(i) + "]";
         if (!r.is_array() || r.size() != measured_conv_columns.size() || !r[0].is_string() || !r[1].is_string() ||
-            !r[2].is_string())
+            !r[2].is_string() || !r[3].is_string())
             roofplan::detail::fail(where, ": expected a row of ", static_cast<std::int64_t>(measured_conv_columns.size()),
-                                   " values (math class, pass, layout, then numbers)");
+                                   " values (math class, pass, part, layout, then numbers)");
         MeasuredConv e;
         try {
             e.math = parse_enum<MathClass>(r[0].get_ref<const std::string&>());
             e.pass = parse_enum<Pass>(r[1].get_ref<const std::string&>());
-            e.geometry.layout = parse_enum<ConvLayout>(r[2].get_ref<const std::string&>());
+            e.geometry.layout = parse_enum<ConvLayout>(r[3].get_ref<const std::string&>());
         } catch (const Error& error) {
             roofplan::detail::fail(where, ": ", error.what());
         }
+        const std::string& part = r[2].get_ref<const std::string&>();
+        if (part != "kernels" && part != "conversions")
+            roofplan::detail::fail(where, "[2] (part): '", part, "' is not one of kernels, conversions");
+        e.conversions = part == "conversions";
         ConvGeometry& g = e.geometry;
         std::int64_t* extents[] = {&g.in_channels, &g.out_channels, &g.in_h, &g.in_w, &g.kernel_h, &g.kernel_w,
                                    &g.stride_h, &g.stride_w, &g.pad_h, &g.pad_w, &g.dilation_h, &g.dilation_w, &g.groups};
         for (std::size_t c = 0; c < std::size(extents); ++c) {
-            const json& v = r[3 + c];
+            const json& v = r[4 + c];
             if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= (1 << 20))
-                roofplan::detail::fail(where, "[", static_cast<std::int64_t>(3 + c), "] (", measured_conv_columns[3 + c],
+                roofplan::detail::fail(where, "[", static_cast<std::int64_t>(4 + c), "] (", measured_conv_columns[4 + c],
                                        "): expected an integer in [0, 2^20), got ", shorten(v));
             *extents[c] = v.get<std::int64_t>();
         }
@@ -322,12 +328,12 @@ inline void measured_conv_from_json(const json& j, const std::string& root, Effi
         } catch (const Error& error) {
             roofplan::detail::fail(where, ": ", error.what());
         }
-        for (std::size_t c : {std::size_t{16}, std::size_t{17}})
+        for (std::size_t c : {std::size_t{17}, std::size_t{18}})
             if (!r[c].is_number() || !std::isfinite(r[c].get<double>()))
                 roofplan::detail::fail(where, "[", static_cast<std::int64_t>(c), "] (", measured_conv_columns[c],
                                        "): expected a finite number");
-        e.batch = r[16].get<double>();
-        e.efficiency = r[17].get<double>();
+        e.batch = r[17].get<double>();
+        e.efficiency = r[18].get<double>();
         e.key = g.key();
         entries.push_back(e);
     }
@@ -339,7 +345,8 @@ inline json measured_conv_json(const EfficiencyProfile& p) {
     json rows = json::array();
     for (const MeasuredConv& e : p.measured_conv.entries) {
         const ConvGeometry& g = e.geometry;
-        rows.push_back({to_string(e.math), to_string(e.pass), to_string(g.layout), g.in_channels, g.out_channels,
+        rows.push_back({to_string(e.math), to_string(e.pass), e.conversions ? "conversions" : "kernels",
+                        to_string(g.layout), g.in_channels, g.out_channels,
                         g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
                         g.dilation_h, g.dilation_w, g.groups, e.batch, e.efficiency});
     }

@@ -156,6 +156,7 @@ struct ConvShapeSample {
     Pass pass = Pass::forward;
     std::int64_t batch = 0;
     double seconds = 0;
+    double conversion_seconds = 0;  ///< TF32 on NCHW tensors: the pass's layout conversions (0: none measured)
 };
 
 struct Measurements {

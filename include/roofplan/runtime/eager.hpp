@@ -149,6 +149,31 @@ inline Kernel conv_pass_kernel(const Conv2D& l, std::int64_t instances, Pass pas
     return k;
 }
 
+/// The layout conversions cuDNN runs around one pass of a TF32 convolution on NCHW tensors (bytes of each tensor
+/// converted; a conversion reads and writes them): forward the input and the filter in, the output back;
+/// backward-data the output gradient and the filter in, the input gradient back; backward-filter the output
+/// gradient and the input in, the filter gradient back.
+struct ConvConversions {
+    std::array<double, 2> in;
+    double out;
+};
+inline ConvConversions conv_conversion_bytes(const Conv2D& l, double instances, Pass pass, double width) {
+    const double input = width * instances * static_cast<double>(l.input_shape().elements());
+    const double output = width * instances * static_cast<double>(l.output_shape().elements());
+    const double filter = width * static_cast<double>(l.params() - (l.config().bias ? l.config().out_channels : 0));
+    if (pass == Pass::forward) return {{input, filter}, output};
+    if (pass == Pass::backward_data) return {{output, filter}, input};
+    return {{output, input}, filter};
+}
+
+/// A layout conversion of a convolution's pass, keyed like the pass so that a profile's measured conversions time it.
+inline Kernel conv_conversion(HostOp host, std::string_view what, double bytes, std::uint64_t shape, double images) {
+    Kernel k = stream_kernel(KernelClass::copy_cast, host, what, bytes, bytes);
+    k.conv_shape = shape;
+    k.images = images;
+    return k;
+}
+
 /// Convolutions (cuDNN): casts, the convolution, a separate bias add; backward data, filter, bias reduction.
 inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     const auto inst = static_cast<std::int64_t>(at.instances);
@@ -169,35 +194,37 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     const bool convert = e.step().precision == Precision::tf32;
     const bool pointwise = l.config().kernel.h == 1 && l.config().kernel.w == 1;
     const bool convert_all = convert && !pointwise;
-    const double in_bytes = width * at.instances * static_cast<double>(l.input_shape().elements());
-    const double out_bytes = width * outputs, weight_bytes = width * (weights - bias_elements);
-    const auto conversion = [](HostOp h, std::string_view what, double bytes) {
-        return stream_kernel(KernelClass::copy_cast, h, what, bytes, bytes);
+    const std::uint64_t shape = ConvGeometry::of(l.config(), layout).key();
+    const auto converted = [&](Pass pass) { return conv_conversion_bytes(l, at.instances, pass, width); };
+    const auto conversion = [&](HostOp h, std::string_view what, double bytes) {
+        return conv_conversion(h, what, bytes, shape, at.instances);
     };
     if (convert_all) {
-        e.forward(conversion(host.next(), "nchw to nhwc", in_bytes));
-        e.forward(conversion(HostOp::none, "filter to nhwc", weight_bytes));
+        e.forward(conversion(host.next(), "nchw to nhwc", converted(Pass::forward).in[0]));
+        e.forward(conversion(HostOp::none, "filter to nhwc", converted(Pass::forward).in[1]));
     }
     e.forward(conv_pass_kernel(l, inst, Pass::forward, width, layout, host.next()));
-    if (convert_all) e.forward(conversion(HostOp::none, "nhwc to nchw", out_bytes));
+    if (convert_all) e.forward(conversion(HostOp::none, "nhwc to nchw", converted(Pass::forward).out));
     if (bias) e.forward(stream_kernel(KernelClass::elementwise, HostOp::internal, "conv bias add", width * outputs, width * outputs, outputs));
     HostOp next_backward = HostOp::backward;  // the first kernel of the node's backward pays the autograd node
     const auto backward_host = [&] { return std::exchange(next_backward, HostOp::none); };
-    if (convert && pointwise) e.backward(conversion(backward_host(), "nchw to nhwc", out_bytes));
+    if (convert && pointwise)  // not one of a pass's measured conversions: the class's rate times it
+        e.backward(stream_kernel(KernelClass::copy_cast, backward_host(), "nchw to nhwc", width * outputs, width * outputs));
     if (at.input_gradient()) {
         if (convert_all) {
-            e.backward(conversion(backward_host(), "nchw to nhwc", out_bytes));
-            e.backward(conversion(HostOp::none, "filter to nhwc", weight_bytes));
+            e.backward(conversion(backward_host(), "nchw to nhwc", converted(Pass::backward_data).in[0]));
+            e.backward(conversion(HostOp::none, "filter to nhwc", converted(Pass::backward_data).in[1]));
         }
         e.backward(conv_pass_kernel(l, inst, Pass::backward_data, width, layout, backward_host()));
-        if (convert_all) e.backward(conversion(HostOp::none, "nhwc to nchw", in_bytes));
+        if (convert_all) e.backward(conversion(HostOp::none, "nhwc to nchw", converted(Pass::backward_data).out));
     }
     if (convert_all) {
-        e.backward(with_role(conversion(backward_host(), "nchw to nhwc", out_bytes), KernelRole::weight_gradient));
-        e.backward(with_role(conversion(HostOp::none, "nchw to nhwc", in_bytes), KernelRole::weight_gradient));
+        e.backward(with_role(conversion(backward_host(), "nchw to nhwc", converted(Pass::backward_weight).in[0]), KernelRole::weight_gradient));
+        e.backward(with_role(conversion(HostOp::none, "nchw to nhwc", converted(Pass::backward_weight).in[1]), KernelRole::weight_gradient));
     }
     e.backward(conv_pass_kernel(l, inst, Pass::backward_weight, width, layout, backward_host()));
-    if (convert_all) e.backward(with_role(conversion(HostOp::none, "filter to nchw", weight_bytes), KernelRole::weight_gradient));
+    if (convert_all)
+        e.backward(with_role(conversion(HostOp::none, "filter to nchw", converted(Pass::backward_weight).out), KernelRole::weight_gradient));
     // cuDNN's filter gradients split the reduction over the batch: a zeroed FP32 workspace and a reduction.
     e.backward(stream_kernel(KernelClass::memset, HostOp::none, "split-K workspace", 0, 4 * weights));
     e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "split-K reduction", 8 * weights, width * weights, weights));
