@@ -318,7 +318,7 @@ ConvGeometry resnet_3x3(ConvLayout layout) {
                                             .kernel = 3, .padding = 1, .bias = false}).config(), layout);
 }
 MeasuredConv measured(const ConvGeometry& g, MathClass m, Pass p, double batch, double efficiency) {
-    return {g, g.key(), m, p, false, batch, efficiency};
+    return {g, g.key(), m, p, false, batch, efficiency, 0};
 }
 /// A roofplan-conv-shapes report of one shape in one mode with the given runs.
 io::json conv_shapes_doc(const char* mode, const char* layout, io::json runs, io::json verified) {
@@ -370,15 +370,20 @@ TEST_CASE("conv-shapes reports calibrate a pass's efficiency against its own roo
     // the filter gradient with a 5 us zeroed workspace (lowered apart too); an unverified backward-data pass.
     const io::json doc = conv_shapes_doc(
         "tf32", "nchw",
-        {{{"batch", 32}, {"pass", "forward"}, {"class_time_s", {{"conv", 100e-6}, {"copy/cast", 40e-6}}}},
-         {{"batch", 32}, {"pass", "backward_filter"}, {"class_time_s", {{"conv", 150e-6}, {"memset", 5e-6}}}},
+        {{{"batch", 32}, {"pass", "forward"}, {"class_time_s", {{"conv", 100e-6}, {"copy/cast", 40e-6}}},
+          {"kernels_per_call", 5}},
+         {{"batch", 32}, {"pass", "backward_filter"}, {"class_time_s", {{"conv", 150e-6}, {"memset", 5e-6}}},
+          {"kernels_per_call", 2}},
          {{"batch", 32}, {"pass", "backward_data"}, {"class_time_s", {{"conv", 1.0}}}},
          {{"batch", 256}, {"error", "out of memory"}}},
         {{"forward", true}, {"backward_filter", true}, {"backward_data", false}});
     Measurements m = io::conv_shapes_report(doc, "c.json");
     REQUIRE(m.conv_shapes.size() == 2);
     CHECK(m.conv_shapes[0].seconds == doctest::Approx(100e-6));
-    CHECK(m.conv_shapes[1].seconds == doctest::Approx(150e-6));
+    CHECK(m.conv_shapes[1].seconds == doctest::Approx(155e-6));  // its workspace fill is one of its kernels
+    // Kernels per call: the forward's 5 less its 3 conversions (counted apart); the filter gradient's 2.
+    CHECK(m.conv_shapes[0].kernels == 2);
+    CHECK(m.conv_shapes[1].kernels == 2);
     const calibration::Calibration c = calibration::fit(m, d);
     const MeasuredConvs& t = c.profile.measured_conv;
     REQUIRE(t.entries.size() == 3);  // forward, its conversions, the filter gradient
@@ -405,11 +410,28 @@ TEST_CASE("conv-shapes reports calibrate a pass's efficiency against its own roo
                                              4.0, ConvLayout::nchw, HostOp::none);
     CHECK(r.time(k).total_s == doctest::Approx(100e-6));
     CHECK(r.time(k).launch_s == 0);
+    CHECK(r.time(k).launches == 2);  // what cuDNN launched for it
     // On another GPU the efficiency applies to that GPU's own roofline.
     const Device& h100 = find_device("h100-sxm");
     const double basis_h100 = std::max(2 * macs / (h100.peak.tf32_tensor * 1e12), bytes / (h100.bandwidth_gb_s * 1e9));
     const KernelTime on_h100 = Roofline(h100, c.profile, MathClass::tf32_tensor).time(k);
     CHECK(on_h100.total_s == doctest::Approx(100e-6 * basis_h100 / basis));
+    // The filter gradient's workspace fill and split-K reduction, as the eager runtime lowers them, are part of the
+    // measured pass: not launched again.
+    {
+        Model one("one-conv", "a single convolution", Shape{64, 56, 56});
+        one.add("conv", layers::Conv2D(resnet_3x3(ConvLayout::nchw).config()));
+        const LoweredStep s = lower(one, 32, {Precision::tf32, Mode::train, Optimizer::sgd}, Runtime::eager);
+        int fills = 0;
+        for (const Kernel& x : s.kernels)
+            if (x.what.starts_with("split-K")) {
+                ++fills;
+                CHECK(x.conv_shape == key);
+                CHECK(r.time(x).launches == 0);
+                CHECK(Roofline(d, default_profile(find_device("a100")), MathClass::tf32_tensor).time(x).launches == 1);
+            }
+        CHECK(fills == 2);
+    }
     // TF32's layout conversions around the forward (40 us measured) are timed from the table too: the three
     // conversion kernels of the pass, each its bytes over the conversions' efficiency, add up to the measurement.
     REQUIRE(m.conv_shapes[0].conversion_seconds == doctest::Approx(40e-6));
@@ -458,10 +480,10 @@ TEST_CASE("conv-shapes reports and profile tables: bad input is an error naming 
     const Device& d = find_device("h200");
     const auto profile = [&](io::json table) { return io::profile_from_json({{"measured_conv", table}}, d, "p.json"); };
     const io::json columns = io::measured_conv_columns;
-    const io::json row = {"bf16_tensor", "forward", "kernels", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 32, 0.5};
+    const io::json row = {"bf16_tensor", "forward", "kernels", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 32, 0.5, 1};
     CHECK(profile({{"columns", columns}, {"rows", {row}}}).measured_conv.entries.size() == 1);
     CHECK_THROWS_WITH_AS(profile({{"columns", {"math"}}, {"rows", {row}}}), doctest::Contains("p.json: .measured_conv.columns: expected [math, pass, part, layout"), Error);
-    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", io::json::array({io::json::array({"bf16_tensor", "forward"})})}}), doctest::Contains(".measured_conv.rows[0]: expected a row of 19 values"), Error);
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", io::json::array({io::json::array({"bf16_tensor", "forward"})})}}), doctest::Contains(".measured_conv.rows[0]: expected a row of 20 values"), Error);
     io::json r2 = row;
     r2[0] = "bf17";
     CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_conv.rows[0]: unknown math class 'bf17'"), Error);
@@ -475,4 +497,23 @@ TEST_CASE("conv-shapes reports and profile tables: bad input is an error naming 
     r2[18] = 12;
     CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains("p.json: .measured_conv: a measured convolution's efficiency must be in (0, 8]"), Error);
     CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {row}}, {"extra", 1}}), doctest::Contains("extra"), Error);
+}
+
+TEST_CASE("the Hopper default profile's measured convolutions: sorted, keyed by their geometry, Hopper only") {
+    const MeasuredConvs& t = default_profile(find_device("h200")).measured_conv;
+    REQUIRE(t.entries.size() > 1000);
+    CHECK(std::is_sorted(t.entries.begin(), t.entries.end(),
+                         [](const MeasuredConv& a, const MeasuredConv& b) { return a.order() < b.order(); }));
+    for (std::size_t i = 0; i < t.entries.size(); ++i) {
+        const MeasuredConv& e = t.entries[i];
+        CHECK(e.key == e.geometry.key());
+        CHECK((e.efficiency > 0 && e.efficiency <= 8));
+        if (i > 0) CHECK(t.entries[i - 1].order() != e.order());
+    }
+    CHECK(default_profile(find_device("h100-sxm")).measured_conv.entries.size() == t.entries.size());
+    CHECK(default_profile(find_device("a100")).measured_conv.empty());
+    CHECK(default_profile(find_device("v100")).measured_conv.empty());
+    // ResNet-50's 3x3 64->64 convolution at 56x56, BF16 channels-last forward, is among them.
+    const ConvGeometry g = resnet_3x3(ConvLayout::nhwc);
+    CHECK(t.efficiency(g.key(), MathClass::bf16_tensor, Pass::forward, 64) > 0);
 }

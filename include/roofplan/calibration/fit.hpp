@@ -227,7 +227,7 @@ inline void fit_conv_shapes(const Measurements& samples, const Device& device, C
                                           s.geometry.layout, HostOp::none);
         const double basis = Roofline(device, out.profile, math).measured_basis_s(k);
         const double efficiency = std::min(8.0, basis / s.seconds);  // FFT/Winograd beat the direct count < 8×
-        entries.push_back({s.geometry, key, math, s.pass, false, static_cast<double>(s.batch), efficiency});
+        entries.push_back({s.geometry, key, math, s.pass, false, static_cast<double>(s.batch), efficiency, s.kernels});
         // TF32's layout conversions around the pass (the eager runtime's conversion kernels of a k×k convolution;
         // a 1×1 convolution runs on NCHW tensors as they are): their bytes read and written at the bandwidth.
         const layers::Conv2DConfig c = s.geometry.config();
@@ -236,7 +236,7 @@ inline void fit_conv_shapes(const Measurements& samples, const Device& device, C
                 layers::Conv2D(c), static_cast<double>(s.batch), s.pass, half ? 2.0 : 4.0);
             const double moved = 2 * (b.in[0] + b.in[1] + b.out) / (device.bandwidth_gb_s * 1e9);
             entries.push_back({s.geometry, key, math, s.pass, true, static_cast<double>(s.batch),
-                               std::min(8.0, moved / s.conversion_seconds)});
+                               std::min(8.0, moved / s.conversion_seconds), 0});
         }
     }
     out.profile.measured_conv = keep(entries, "calibration (roofplan-conv-shapes)");

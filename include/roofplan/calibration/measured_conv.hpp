@@ -84,6 +84,9 @@ struct MeasuredConv {
     bool conversions = false;
     double batch = 0;
     double efficiency = 0;
+    /// Kernels the pass launches per call, its TF32 conversions excepted (they have entries of their own): cuDNN's
+    /// FFT and Winograd algorithms run several, a filter gradient zeroes a workspace (0: not measured, one).
+    double kernels = 0;
 
     /// The table's order: by shape, math class, pass, kernels before conversions, then batch.
     [[nodiscard]] constexpr auto order() const { return std::tuple(key, math, pass, conversions, batch); }
@@ -94,24 +97,35 @@ struct MeasuredConvs {
     std::span<const MeasuredConv> entries;
 
     [[nodiscard]] constexpr bool empty() const { return entries.empty(); }
+    /// What the table says of a pass at a batch: its efficiency (0: not in the table) and its kernels per call.
+    struct Point {
+        double efficiency = 0;
+        double kernels = 0;
+    };
     /// The efficiency of pass `pass` of the convolution `key` in `math` at `batch` (of its layout conversions when
     /// `conversions`): linear between the measured batches, the nearest measured one's outside them; 0 when the
     /// table has no such convolution.
     [[nodiscard]] constexpr double efficiency(std::uint64_t key, MathClass math, Pass pass, double batch,
                                               bool conversions = false) const {
+        return at(key, math, pass, batch, conversions).efficiency;
+    }
+    /// The efficiency as `efficiency` gives it, and the kernels per call of the nearest measured batch.
+    [[nodiscard]] constexpr Point at(std::uint64_t key, MathClass math, Pass pass, double batch,
+                                     bool conversions = false) const {
         const auto group = std::tuple(key, math, pass, conversions);
         const auto of = [](const MeasuredConv& e) { return std::tuple(e.key, e.math, e.pass, e.conversions); };
         const auto first = std::lower_bound(entries.begin(), entries.end(), std::tuple(key, math, pass, conversions, 0.0),
                                             [](const MeasuredConv& e, const auto& t) { return e.order() < t; });
-        if (first == entries.end() || of(*first) != group) return 0;
+        if (first == entries.end() || of(*first) != group) return {};
         auto last = first;
         while (last + 1 != entries.end() && of(*(last + 1)) == group) ++last;
-        if (batch <= first->batch) return first->efficiency;
-        if (batch >= last->batch) return last->efficiency;
+        if (batch <= first->batch) return {first->efficiency, first->kernels};
+        if (batch >= last->batch) return {last->efficiency, last->kernels};
         auto hi = first + 1;
         while (hi->batch < batch) ++hi;
         const MeasuredConv& lo = *(hi - 1);
-        return lo.efficiency + (hi->efficiency - lo.efficiency) * (batch - lo.batch) / (hi->batch - lo.batch);
+        return {lo.efficiency + (hi->efficiency - lo.efficiency) * (batch - lo.batch) / (hi->batch - lo.batch),
+                batch - lo.batch <= hi->batch - batch ? lo.kernels : hi->kernels};
     }
 };
 
@@ -125,6 +139,8 @@ inline MeasuredConvs keep(std::vector<MeasuredConv> entries, std::string_view wh
         if (!(e.efficiency > 0 && e.efficiency <= 8))
             detail::fail(where, ": a measured convolution's efficiency must be in (0, 8], got ", std::to_string(e.efficiency));
         if (!(e.batch >= 1 && e.batch < 1e9)) detail::fail(where, ": a measured convolution's batch must be in [1, 1e9)");
+        if (!(e.kernels >= 0 && e.kernels <= 1e4))
+            detail::fail(where, ": a measured convolution's kernels per call must be in [0, 1e4]");
         if (e.key != e.geometry.key()) detail::fail(where, ": a measured convolution's key does not match its geometry");
         if (i > 0 && entries[i - 1].order() == e.order())
             detail::fail(where, ": two measured convolutions of one shape, math class, pass, part and batch (",

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <roofplan/calibration/measured_conv.hpp>
+#include <roofplan/calibration/measured_conv_h200.hpp>
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/detail/enum_array.hpp>
 #include <roofplan/detail/fixed_string.hpp>
@@ -278,6 +279,10 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
             set(MathClass::int8_tensor, 0.65);
             set(MathClass::int8_dp4a, 0.8);
             p.large_tile_n = 256;  // Hopper GEMMs favour 128x256 tiles
+            // The zoo CNNs' convolutions measured shape by shape on an H200, as fractions of each pass's roofline
+            // (calibration/measured_conv.hpp): what cuDNN 9 runs on sm_90, by the GPU's own peaks.
+            p.measured_conv = {measured_conv_h200_data};
+            p.measured_conv_source = FixedString<127>(measured_conv_h200_source);
             break;
     }
     return p;

@@ -60,6 +60,8 @@ struct KernelTime {
     double flops = 0;      ///< 2·MACs + vector FLOPs
     double bytes = 0;
     Bound bound = Bound::memory;
+    double launches = 1;   ///< kernels it stands for (a measured convolution pass: the kernels cuDNN launched;
+                           ///< 0: a kernel such a pass already counts, which is not launched again)
 };
 
 /// The work of one layer pass (its cost at a precision), as the engine times it: activations and weights at the
@@ -201,10 +203,23 @@ public:
                                                               : Bound::memory;
             return t;
         }
+        if (k.conv_shape != 0 && !measured_.empty() && (k.kind == KernelClass::memset || k.kind == KernelClass::reduction)) {
+            // The filter gradient's workspace fill and split-K reduction: part of a measured pass, which times and
+            // counts every kernel cuDNN launched for it.
+            if (measured_.at(k.conv_shape, math_, Pass::backward_weight, k.images).efficiency > 0) {
+                KernelTime t;
+                t.launches = 0;
+                return t;
+            }
+        }
         if (k.conv_shape != 0 && !measured_.empty() && (k.kind == KernelClass::conv || k.kind == KernelClass::copy_cast)) {
             const bool conversion = k.kind == KernelClass::copy_cast;  // a layout conversion of the pass
-            const double e = measured_.efficiency(k.conv_shape, math_, conv_pass(k), k.images, conversion);
-            if (e > 0) return measured(k, e, conversion);
+            const MeasuredConvs::Point p = measured_.at(k.conv_shape, math_, conv_pass(k), k.images, conversion);
+            if (p.efficiency > 0) {
+                KernelTime t = measured(k, p.efficiency, conversion);
+                t.launches = std::max(1.0, p.kernels);
+                return t;
+            }
         }
         if (k.macs > 0) {
             const double slowdown = quantize_ && k.count > 0 ? quantization(k.m, k.n, k.k, k.count) : 1.0;

@@ -30,7 +30,7 @@ struct Timeline {
     double gpu_busy_s = 0;  ///< sum of kernel times
     double gpu_idle_s = 0;  ///< step minus busy: waiting for the host
     double host_s = 0;      ///< the host's dispatch time (issue of the last kernel, plus the sync)
-    std::size_t kernel_count = 0;
+    std::size_t kernel_count = 0;  ///< kernels launched (a measured convolution pass counts what cuDNN launched)
     EnumArray<KernelClass, double> class_s{};  ///< GPU time per kernel class
     EnumArray<StepPart, double> part_s{};      ///< GPU time per step part (forward, backward, optimizer)
     EnumArray<Bound, double> bound_s{};        ///< GPU time of compute-, memory- and latency-bound kernels
@@ -71,16 +71,22 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
 inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roofline, const HostCosts& host,
                          bool keep_kernels = false) {
     Timeline out;
-    out.kernel_count = kernels.size();
+    double launches = 0;
     if (keep_kernels) out.kernels.reserve(kernels.size());
     double cpu = 0, gpu = 0;
     bool in_graph = false;
     for (const Kernel& k : kernels) {
         if (k.host == HostOp::graph) in_graph = true;
         else if (k.host != HostOp::none || k.part == StepPart::optimizer) in_graph = false;
-        if (k.sync_before) cpu = std::max(cpu, gpu) + host.sync_s;
-        cpu += in_graph && k.host != HostOp::graph ? host.graph_node_s : host_cost(k, host);
         const KernelTime t = roofline.time(k);
+        if (t.launches == 0) continue;  // part of a measured convolution pass, counted and timed with it
+        if (k.sync_before) cpu = std::max(cpu, gpu) + host.sync_s;
+        // A measured convolution pass that launches several kernels (cuDNN's FFT, Winograd): each further one is
+        // one more launch from the host (or node of the graph).
+        const double further = t.launches - 1;
+        cpu += in_graph && k.host != HostOp::graph ? host.graph_node_s * t.launches
+                                                   : host_cost(k, host) + further * host.launch_s;
+        launches += t.launches;
         const double start = std::max(cpu, gpu);
         gpu = start + t.total_s;
         out.gpu_busy_s += t.total_s;
@@ -91,6 +97,7 @@ inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roo
         out.bytes += t.bytes;
         if (keep_kernels) out.kernels.push_back({k, t, cpu, start});
     }
+    out.kernel_count = static_cast<std::size_t>(launches + 0.5);
     out.host_s = cpu + host.sync_s;
     out.step_s = std::max(cpu, gpu) + host.sync_s;
     out.gpu_idle_s = std::max(0.0, out.step_s - out.gpu_busy_s);

@@ -261,16 +261,16 @@ inline constexpr std::array<std::string_view, 27> profile_fields{
 }  // namespace detail
 
 /// The columns of a profile's measured convolutions (calibration/measured_conv.hpp), one row per pass and batch.
-inline constexpr std::array<std::string_view, 19> measured_conv_columns{
+inline constexpr std::array<std::string_view, 20> measured_conv_columns{
     "math",     "pass",     "part",     "layout",   "in_channels", "out_channels", "in_h",       "in_w",
     "kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h",       "pad_w",        "dilation_h", "dilation_w",
-    "groups",   "batch",    "efficiency"};
+    "groups",   "batch",    "efficiency", "kernels"};
 inline constexpr std::size_t max_measured_conv_rows = 1'000'000;
 
 /// A profile's measured convolutions (optional; absent: the generation's defaults).
 ///   "measured_conv": {"source": "conv.json (...)", "columns": [...measured_conv_columns...],
 ///                     "rows": [["bf16_tensor", "forward", "kernels", "nhwc", 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1,
-///                               32, 0.71]]}
+///                               32, 0.71, 1]]}
 /// (part: "kernels", the pass's own kernels, or "conversions", its layout conversions)
 inline void measured_conv_from_json(const json& j, const std::string& root, EfficiencyProfile& p) {
     if (!j.contains("measured_conv")) return;
@@ -328,12 +328,13 @@ inline void measured_conv_from_json(const json& j, const std::string& root, Effi
         } catch (const Error& error) {
             roofplan::detail::fail(where, ": ", error.what());
         }
-        for (std::size_t c : {std::size_t{17}, std::size_t{18}})
+        for (std::size_t c : {std::size_t{17}, std::size_t{18}, std::size_t{19}})
             if (!r[c].is_number() || !std::isfinite(r[c].get<double>()))
                 roofplan::detail::fail(where, "[", static_cast<std::int64_t>(c), "] (", measured_conv_columns[c],
                                        "): expected a finite number");
         e.batch = r[17].get<double>();
         e.efficiency = r[18].get<double>();
+        e.kernels = r[19].get<double>();
         e.key = g.key();
         entries.push_back(e);
     }
@@ -348,7 +349,7 @@ inline json measured_conv_json(const EfficiencyProfile& p) {
         rows.push_back({to_string(e.math), to_string(e.pass), e.conversions ? "conversions" : "kernels",
                         to_string(g.layout), g.in_channels, g.out_channels,
                         g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
-                        g.dilation_h, g.dilation_w, g.groups, e.batch, e.efficiency});
+                        g.dilation_h, g.dilation_w, g.groups, e.batch, e.efficiency, e.kernels});
     }
     return {{"source", p.measured_conv_source.view()}, {"columns", measured_conv_columns}, {"rows", rows}};
 }
@@ -498,7 +499,9 @@ inline json to_json(const EfficiencyProfile& p) {
             {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
             {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
             {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};
-    if (!p.measured_conv.empty()) out["measured_conv"] = measured_conv_json(p);
+    // Written only when fitted (a generation's default table is the default profile's: a file needs not repeat it).
+    if (!p.measured_conv.empty() && !p.measured_conv_source.view().starts_with("default"))
+        out["measured_conv"] = measured_conv_json(p);
     if (p.kernel_classes_calibrated()) {  // written only when fitted, so GEMM-only profiles keep their schema
         json classes = json::object();
         for (KernelClass c : all_kernel_classes) {

@@ -147,8 +147,8 @@ struct HostSample {
 };
 
 /// One convolution pass timed on its own through the framework (validation/ops/conv_bench.py, roofplan-conv-shapes):
-/// the GPU time of the pass's own kernels, without the layout conversions and workspace fills that the eager
-/// runtime lowers into kernels of their own.
+/// the GPU time of the pass's own kernels, without TF32's layout conversions, which the eager runtime lowers into
+/// kernels of their own.
 struct ConvShapeSample {
     std::string where;
     ConvGeometry geometry;
@@ -157,6 +157,7 @@ struct ConvShapeSample {
     std::int64_t batch = 0;
     double seconds = 0;
     double conversion_seconds = 0;  ///< TF32 on NCHW tensors: the pass's layout conversions (0: none measured)
+    double kernels = 0;  ///< kernels per call, TF32's conversions excepted (0: not recorded)
 };
 
 struct Measurements {

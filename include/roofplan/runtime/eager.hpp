@@ -226,8 +226,16 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     if (convert_all)
         e.backward(with_role(conversion(HostOp::none, "filter to nchw", converted(Pass::backward_weight).out), KernelRole::weight_gradient));
     // cuDNN's filter gradients split the reduction over the batch: a zeroed FP32 workspace and a reduction.
-    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "split-K workspace", 0, 4 * weights));
-    e.backward(stream_kernel(KernelClass::reduction, HostOp::none, "split-K reduction", 8 * weights, width * weights, weights));
+    // A profile that measured the filter gradient's pass counts and times these with it (they are among the kernels
+    // cuDNN launched for it): keyed like the pass, they are then not launched again (Roofline: `launches` 0).
+    const auto of_pass = [&](Kernel k) {
+        k.conv_shape = shape;
+        k.images = at.instances;
+        return with_role(k, KernelRole::weight_gradient);
+    };
+    e.backward(of_pass(stream_kernel(KernelClass::memset, HostOp::none, "split-K workspace", 0, 4 * weights)));
+    e.backward(of_pass(stream_kernel(KernelClass::reduction, HostOp::none, "split-K reduction", 8 * weights,
+                                     width * weights, weights)));
     if (bias) bias_gradient(e, outputs / channels, outputs / channels / at.instances, channels, width);
     weight_cast_backward(e, weights - bias_elements, bias_elements);
     input_cast_backward(e, at, at.instances * static_cast<double>(l.input_shape().elements()));
