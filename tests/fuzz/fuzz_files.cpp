@@ -1,7 +1,8 @@
 // libFuzzer target: the device, system and profile readers (io/json.hpp, through io/read.hpp) and the readers of
-// measurement reports (io/reports.hpp, io/operators.hpp: what `calibrate` and `validate` read) must turn any input
-// into their values or a roofplan::invalid_argument — never a crash, a hang or another exception.  Each input is
-// read as every kind.
+// measurement reports (io/reports.hpp, io/operators.hpp, io/conv_shapes.hpp: what `calibrate` and `validate` read)
+// must turn any input into their values or a roofplan::invalid_argument — never a crash, a hang or another
+// exception.  Each input is read as every kind.
+#include <roofplan/io/conv_shapes.hpp>
 #include <roofplan/io/json.hpp>
 #include <roofplan/io/operators.hpp>
 #include <roofplan/io/reports.hpp>
@@ -38,6 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     try {
         (void)roofplan::io::operator_report(j, "fuzz.json");
+    } catch (const roofplan::invalid_argument&) {
+    }
+    try {
+        (void)roofplan::io::conv_shapes_report(j, "fuzz.json");
     } catch (const roofplan::invalid_argument&) {
     }
     return 0;

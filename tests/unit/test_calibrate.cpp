@@ -350,6 +350,15 @@ TEST_CASE("measured convolutions: linear between measured batches, the nearest o
     CHECK(g.key() != 0);
 }
 
+TEST_CASE("measured convolutions: an equal table is kept once") {
+    const ConvGeometry g = resnet_3x3(ConvLayout::nhwc);
+    const MeasuredConvs a = keep({measured(g, MathClass::bf16_tensor, Pass::forward, 8, 0.25)}, "a");
+    const MeasuredConvs b = keep({measured(g, MathClass::bf16_tensor, Pass::forward, 8, 0.25)}, "b");
+    const MeasuredConvs c = keep({measured(g, MathClass::bf16_tensor, Pass::forward, 8, 0.26)}, "c");
+    CHECK(a.entries.data() == b.entries.data());
+    CHECK(a.entries.data() != c.entries.data());
+}
+
 TEST_CASE("measured convolutions: a table with a bad entry is an error naming it") {
     const ConvGeometry g = resnet_3x3(ConvLayout::nchw);
     const auto bad = [&](MeasuredConv e) { return keep({e}, "p.json"); };

@@ -129,9 +129,15 @@ struct MeasuredConvs {
     }
 };
 
+/// The most entries a process keeps (about 80 bytes each): a process that reads profiles without end (a server,
+/// a fuzzer) gets an error instead of growing.
+inline constexpr std::size_t max_kept_measured_convs = std::size_t{1} << 22;
+
 /// Sorts `entries`, checks them, and keeps them for the life of the process (the profiles that view them are
-/// plain data).  Errors: an efficiency outside (0, 8], a batch below 1, a key that does not match its geometry, or
-/// two entries for one shape, class, pass and batch; `where` names the origin.
+/// plain data); a table equal to one already kept is not kept twice.  Errors: an efficiency outside (0, 8], a
+/// batch below 1, kernels per call outside [0, 1e4], a key that does not match its geometry, two entries for one
+/// shape, class, pass, part and batch, or more than `max_kept_measured_convs` entries kept in all; `where` names
+/// the origin.
 inline MeasuredConvs keep(std::vector<MeasuredConv> entries, std::string_view where) {
     std::sort(entries.begin(), entries.end(), [](const MeasuredConv& a, const MeasuredConv& b) { return a.order() < b.order(); });
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -148,7 +154,17 @@ inline MeasuredConvs keep(std::vector<MeasuredConv> entries, std::string_view wh
     }
     static std::mutex mutex;
     static std::deque<std::vector<MeasuredConv>> kept;
+    static std::size_t total = 0;
     const std::lock_guard<std::mutex> lock(mutex);
+    const auto same = [](const MeasuredConv& a, const MeasuredConv& b) {
+        return a.order() == b.order() && a.geometry == b.geometry && a.efficiency == b.efficiency && a.kernels == b.kernels;
+    };
+    for (const std::vector<MeasuredConv>& k : kept)
+        if (std::equal(k.begin(), k.end(), entries.begin(), entries.end(), same)) return {k};
+    if (entries.size() > max_kept_measured_convs - total)
+        detail::fail(where, ": ", static_cast<std::int64_t>(entries.size()), " measured convolutions would exceed the ",
+                     static_cast<std::int64_t>(max_kept_measured_convs), " a process keeps");
+    total += entries.size();
     kept.push_back(std::move(entries));
     return {kept.back()};
 }
