@@ -6,6 +6,9 @@
 - device_events() / kernels_of(): the device-side events of a torch.profiler run, with class and duration.
 - busy_union(): GPU busy time as the union of kernel intervals (concurrent kernels counted once).
 - write_json(): strict JSON (NaN/inf become null, so the C++ reader accepts the file), written atomically.
+- CONV_MODES, conv_shapes(): the precision modes as e2e_suite.py runs convolutions, and the distinct Conv2d of
+  torchvision models (the single-convolution benchmarks: validation/ops/conv_bench.py,
+  validation/memory/conv_workspace.py).
 
 Nothing here is fitted: these are measurement helpers.
 """
@@ -160,6 +163,36 @@ def _clean(x):
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
     return x
+
+
+# How validation/e2e/e2e_suite.py runs convolutions in each precision mode: (dtype, memory format, TF32 allowed).
+# fp32 and tf32 on NCHW tensors; bf16 and fp16 on channels-last tensors of that dtype, as autocast hands them to cuDNN.
+CONV_MODES = {"fp32": (torch.float32, torch.contiguous_format, False),
+              "tf32": (torch.float32, torch.contiguous_format, True),
+              "bf16": (torch.bfloat16, torch.channels_last, True),
+              "fp16": (torch.float16, torch.channels_last, True)}
+
+
+def conv_shapes(names):
+    """The distinct Conv2d of the torchvision models `names` (shapes from a forward pass at 224x224), in order of
+    first use: {(in, out, kernel, stride, padding, dilation, groups, bias, input hw): [models using it]}."""
+    import torchvision
+    shapes = {}
+    for name in names:
+        model = getattr(torchvision.models, name)(weights=None).eval()
+        seen = []
+
+        def hook(m, inp, _out):
+            seen.append((m.in_channels, m.out_channels, tuple(m.kernel_size), tuple(m.stride), tuple(m.padding),
+                         tuple(m.dilation), m.groups, m.bias is not None, tuple(inp[0].shape[2:])))
+        hs = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+        with torch.no_grad():
+            model(torch.randn(1, 3, 224, 224))
+        for h in hs:
+            h.remove()
+        for k in seen:
+            shapes.setdefault(k, []).append(name)
+    return shapes
 
 
 def write_json(path, doc):

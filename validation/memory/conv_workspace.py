@@ -21,36 +21,12 @@ import sys
 import time
 
 import torch
-import torchvision
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/e2e")
 import rp_common as rc  # noqa: E402
 
-MODES = {"fp32": (torch.float32, torch.contiguous_format, False),
-         "tf32": (torch.float32, torch.contiguous_format, True),
-         "bf16": (torch.bfloat16, torch.channels_last, True),
-         "fp16": (torch.float16, torch.channels_last, True)}
-
-
-def conv_shapes(names):
-    shapes = {}
-    for name in names:
-        model = getattr(torchvision.models, name)(weights=None).eval()
-        seen = []
-
-        def hook(m, inp, _out):
-            x = inp[0]
-            key = (m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding, m.dilation, m.groups,
-                   m.bias is not None, tuple(x.shape[2:]))
-            seen.append(key)
-        hs = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
-        with torch.no_grad():
-            model(torch.randn(1, 3, 224, 224))
-        for h in hs:
-            h.remove()
-        for k in seen:
-            shapes.setdefault(k, []).append(name)
-    return shapes
+MODES = rc.CONV_MODES
+conv_shapes = rc.conv_shapes
 
 
 def nbytes(*ts):

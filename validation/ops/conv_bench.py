@@ -31,36 +31,22 @@ import sys
 import time
 
 import torch
-import torchvision
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/e2e")
 import rp_common as rc  # noqa: E402
 
-MODES = {"fp32": (torch.float32, torch.contiguous_format, False),
-         "tf32": (torch.float32, torch.contiguous_format, True),
-         "bf16": (torch.bfloat16, torch.channels_last, True),
-         "fp16": (torch.float16, torch.channels_last, True)}
+MODES = rc.CONV_MODES
 TOL = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 2e-2, "fp16": 4e-3}
 PASSES = ("forward", "backward_data", "backward_filter")
 
 
 def conv_shapes(names):
-    """Distinct (in, out, kernel, stride, padding, dilation, groups, input hw) over the models, in order."""
+    """Distinct (in, out, kernel, stride, padding, dilation, groups, input hw) over the models, in order (the
+    passes are measured without bias: rp_common.conv_shapes's key without it)."""
     shapes = {}
-    for name in names:
-        model = getattr(torchvision.models, name)(weights=None).eval()
-        seen = []
-
-        def hook(m, inp, _out):
-            seen.append((m.in_channels, m.out_channels, tuple(m.kernel_size), tuple(m.stride), tuple(m.padding),
-                         tuple(m.dilation), m.groups, tuple(inp[0].shape[2:])))
-        hs = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
-        with torch.no_grad():
-            model(torch.randn(1, 3, 224, 224))
-        for h in hs:
-            h.remove()
-        for k in seen:
-            shapes.setdefault(k, []).append(name)
+    for (cin, cout, ks, st, pad, dil, groups, _bias, hw), models in rc.conv_shapes(names).items():
+        for m in models:
+            shapes.setdefault((cin, cout, ks, st, pad, dil, groups, hw), []).append(m)
     return shapes
 
 
