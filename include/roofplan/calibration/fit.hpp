@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <span>
 #include <tuple>
 #include <string>
@@ -215,25 +216,22 @@ inline void fit_conv_shapes(const Measurements& samples, const Device& device, C
     if (samples.conv_shapes.empty()) return;
     std::vector<MeasuredConv> entries;
     entries.reserve(samples.conv_shapes.size());
-    std::vector<std::tuple<std::uint64_t, MathClass, Pass, double>> seen;
+    std::set<std::tuple<std::uint64_t, MathClass, Pass, double>> seen;  // one sample per point
     for (const ConvShapeSample& s : samples.conv_shapes) {
         const MathClass math = math_class(device, s.precision, Mode::train);
         const std::uint64_t key = s.geometry.key();
-        const auto order = std::tuple(key, math, s.pass, static_cast<double>(s.batch));  // one sample per point
-        if (std::find(seen.begin(), seen.end(), order) != seen.end()) continue;
-        seen.push_back(order);
-        const bool half = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16;
-        const Kernel k = eager::conv_pass_kernel(layers::Conv2D(s.geometry.config()), s.batch, s.pass, half ? 2.0 : 4.0,
-                                          s.geometry.layout, HostOp::none);
+        if (!seen.insert(std::tuple(key, math, s.pass, static_cast<double>(s.batch))).second) continue;
+        const double width = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16 ? 2.0 : 4.0;
+        const layers::Conv2D layer(s.geometry.config());
+        const Kernel k = eager::conv_pass_kernel(layer, s.batch, s.pass, width, s.geometry.layout, HostOp::none);
         const double basis = Roofline(device, out.profile, math).measured_basis_s(k);
         const double efficiency = std::min(8.0, basis / s.seconds);  // FFT/Winograd beat the direct count < 8×
         entries.push_back({s.geometry, key, math, s.pass, false, static_cast<double>(s.batch), efficiency, s.kernels});
         // TF32's layout conversions around the pass (the eager runtime's conversion kernels of a k×k convolution;
         // a 1×1 convolution runs on NCHW tensors as they are): their bytes read and written at the bandwidth.
-        const layers::Conv2DConfig c = s.geometry.config();
-        if (s.conversion_seconds > 0 && !(c.kernel.h == 1 && c.kernel.w == 1)) {
-            const eager::ConvConversions b = eager::conv_conversion_bytes(
-                layers::Conv2D(c), static_cast<double>(s.batch), s.pass, half ? 2.0 : 4.0);
+        if (s.conversion_seconds > 0 && !(s.geometry.kernel_h == 1 && s.geometry.kernel_w == 1)) {
+            const eager::ConvConversions b =
+                eager::conv_conversion_bytes(layer, static_cast<double>(s.batch), s.pass, width);
             const double moved = 2 * (b.in[0] + b.in[1] + b.out) / (device.bandwidth_gb_s * 1e9);
             entries.push_back({s.geometry, key, math, s.pass, true, static_cast<double>(s.batch),
                                std::min(8.0, moved / s.conversion_seconds), 0});

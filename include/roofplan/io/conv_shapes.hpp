@@ -30,20 +30,30 @@ inline std::pair<std::int64_t, std::int64_t> extent_pair(const json& c, std::str
     return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
 }
 
-/// The GPU time of a pass's own kernels, from its kernels' device time by class: the layout conversions of TF32
-/// on NCHW tensors are kernels the eager runtime times on their own (runtime/eager.hpp; they get entries of their
-/// own), so they are left out here.
-inline double own_kernel_seconds(const json& run, Precision precision, const std::string& where) {
+/// A pass's kernel time from its kernels' device time by class: its own kernels, and (TF32 on NCHW tensors) its
+/// layout conversions, which the eager runtime times as kernels of their own (runtime/eager.hpp) from entries of
+/// their own.
+struct PassSeconds {
+    double own = 0;
+    double conversions = 0;
+    bool converted = false;  ///< the pass had conversions (class copy/cast in TF32)
+};
+inline PassSeconds pass_seconds(const json& run, Precision precision, const std::string& where) {
     const json& by_class = field(run, "class_time_s", where);
     if (!by_class.is_object() || by_class.empty())
         roofplan::detail::fail(where, ".class_time_s: expected an object of kernel class -> seconds");
-    double total = 0;
+    PassSeconds out;
     for (const auto& [cls, value] : by_class.items()) {
         const double s = number(by_class, cls, where + ".class_time_s");
         if (s < 0) roofplan::detail::fail(where, ".class_time_s.", cls, ": expected seconds >= 0");
-        if (!(precision == Precision::tf32 && cls == "copy/cast")) total += s;
+        if (precision == Precision::tf32 && cls == "copy/cast") {
+            out.conversions = s;
+            out.converted = true;
+        } else {
+            out.own += s;
+        }
     }
-    return total;
+    return out;
 }
 
 }  // namespace detail
@@ -113,14 +123,13 @@ inline Measurements conv_shapes_report(const json& report, const std::string& fi
             if (!(batch >= 1 && batch < 1e9) || batch != static_cast<double>(static_cast<std::int64_t>(batch)))
                 roofplan::detail::fail(at, ".batch: expected an integer in [1, 1e9)");
             s.batch = static_cast<std::int64_t>(batch);
-            s.seconds = detail::own_kernel_seconds(r, s.precision, at);
-            const json& by_class = r.at("class_time_s");
-            const bool converted = s.precision == Precision::tf32 && by_class.contains("copy/cast");
-            if (converted) s.conversion_seconds = detail::number(by_class, "copy/cast", at + ".class_time_s");
+            const detail::PassSeconds time = detail::pass_seconds(r, s.precision, at);
+            s.seconds = time.own;
+            s.conversion_seconds = time.conversions;
             if (r.contains("kernels_per_call")) {  // less the three conversions, timed and counted apart
                 const double n = detail::number(r, "kernels_per_call", at);
                 if (!(n >= 1 && n <= 1e4)) roofplan::detail::fail(at, ".kernels_per_call: expected a number in [1, 1e4]");
-                s.kernels = std::max(1.0, n - (converted ? 3 : 0));
+                s.kernels = std::max(1.0, n - (time.converted ? 3 : 0));
             }
             if (!(s.seconds > 0 && s.seconds < 60))
                 roofplan::detail::fail(at, ".class_time_s: the pass's own kernels must take (0, 60) seconds, got ",
