@@ -45,5 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)roofplan::io::conv_shapes_report(j, "fuzz.json");
     } catch (const roofplan::invalid_argument&) {
     }
+    try {
+        (void)roofplan::io::gemm_shapes_report(j, "fuzz.json");
+    } catch (const roofplan::invalid_argument&) {
+    }
     return 0;
 }

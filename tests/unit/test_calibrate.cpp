@@ -526,3 +526,219 @@ TEST_CASE("the Hopper default profile's measured convolutions: sorted, keyed by 
     const ConvGeometry g = resnet_3x3(ConvLayout::nhwc);
     CHECK(t.efficiency(g.key(), MathClass::bf16_tensor, Pass::forward, 64) > 0);
 }
+
+namespace {
+MeasuredGemm measured_gemm(GemmGeometry g, MathClass m, Pass p, double rows, double efficiency, double kernels = 1) {
+    return {g, g.key(), m, p, rows, efficiency, kernels};
+}
+io::json gemm_shapes_doc(const char* mode, io::json runs, io::json verified, std::int64_t in = 768, std::int64_t out = 3072) {
+    return {{"tool", "roofplan-gemm-shapes"},
+            {"provenance", {{"date_utc", "2026-11-24T09:00:00+00:00"}, {"device", "NVIDIA H200"}}},
+            {"gemms",
+             {{{"mode", mode}, {"in_features", in}, {"out_features", out}, {"bias", true}, {"models", {"bert-qa"}},
+               {"verified", verified}, {"runs", runs}}}}};
+}
+}  // namespace
+
+TEST_CASE("measured GEMMs: linear between measured rows, the nearest outside, 0 for other shapes; kept once") {
+    const GemmGeometry g{768, 3072, true};
+    const MeasuredGemms t = keep({measured_gemm(g, MathClass::fp32, Pass::forward, 4096, 0.8),
+                                 measured_gemm(g, MathClass::fp32, Pass::forward, 128, 0.2, 4),
+                                 measured_gemm(g, MathClass::fp32, Pass::backward_weight, 128, 0.5)},
+                                "test");
+    CHECK(t.at(g.key(), MathClass::fp32, Pass::forward, 128).efficiency == doctest::Approx(0.2));
+    CHECK(t.at(g.key(), MathClass::fp32, Pass::forward, 128).kernels == 4);  // split-K at 128 rows
+    CHECK(t.at(g.key(), MathClass::fp32, Pass::forward, 2112).efficiency == doctest::Approx(0.5));  // half way
+    CHECK(t.at(g.key(), MathClass::fp32, Pass::forward, 4000).kernels == 1);  // the nearest point's kernels
+    CHECK(t.at(g.key(), MathClass::fp32, Pass::forward, 1).efficiency == doctest::Approx(0.2));
+    CHECK(t.at(g.key(), MathClass::fp32, Pass::forward, 1e6).efficiency == doctest::Approx(0.8));
+    CHECK(t.at(g.key(), MathClass::fp32, Pass::backward_data, 128).efficiency == 0);
+    CHECK(t.at(g.key(), MathClass::tf32_tensor, Pass::forward, 128).efficiency == 0);
+    CHECK(t.at(GemmGeometry{768, 3072, false}.key(), MathClass::fp32, Pass::forward, 128).efficiency == 0);
+    CHECK(GemmGeometry{3072, 768, true}.key() != g.key());
+    const MeasuredGemms again = keep({measured_gemm(g, MathClass::fp32, Pass::forward, 128, 0.2, 4),
+                                     measured_gemm(g, MathClass::fp32, Pass::forward, 4096, 0.8),
+                                     measured_gemm(g, MathClass::fp32, Pass::backward_weight, 128, 0.5)},
+                                    "again");
+    CHECK(again.entries.data() == t.entries.data());
+    CHECK_THROWS_WITH_AS(keep({measured_gemm(g, MathClass::fp32, Pass::forward, 0, 0.5)}, "p.json"),
+                         doctest::Contains("p.json: a measured GEMM's rows must be in [1, 1e9)"), Error);
+    CHECK_THROWS_WITH_AS(keep({measured_gemm(g, MathClass::fp32, Pass::forward, 8, 0.5), measured_gemm(g, MathClass::fp32, Pass::forward, 8, 0.6)}, "p.json"),
+                         doctest::Contains("two measured GEMMs of one shape, math class, pass, part and rows"), Error);
+}
+
+TEST_CASE("gemm-shapes reports calibrate a linear pass against its own roofline; the eager runtime uses it") {
+    const Device& d = find_device("h200");
+    // FP32 forward of a 768 -> 3072 linear at 128 rows: cuBLAS's split-K path, four kernels, 30 us in all.
+    const io::json doc = gemm_shapes_doc(
+        "fp32",
+        {{{"rows", 128}, {"pass", "forward"}, {"class_time_s", {{"gemm", 26e-6}, {"memset", 2e-6}, {"elementwise", 2e-6}}},
+          {"kernels_per_call", 4}},
+         {{"rows", 128}, {"pass", "backward_weight"}, {"class_time_s", {{"gemm", 20e-6}}}, {"kernels_per_call", 1}},
+         {{"rows", 128}, {"pass", "backward_data"}, {"class_time_s", {{"gemm", 1.0}}}},
+         {{"rows", 32768}, {"error", "out of memory"}}},
+        {{"forward", true}, {"backward_weight", true}, {"backward_data", false}});
+    const Measurements m = io::gemm_shapes_report(doc, "g.json");
+    REQUIRE(m.gemm_shapes.size() == 2);
+    CHECK(m.gemm_shapes[0].seconds == doctest::Approx(30e-6));  // every kernel of the call
+    CHECK(m.gemm_shapes[0].kernels == 4);
+    const calibration::Calibration c = calibration::fit(m, d);
+    const MeasuredGemms& t = c.profile.measured_gemm;
+    REQUIRE(t.entries.size() == 2);
+    // The forward's roofline written out: 128·768·3072 MACs at the FP32 peak, or its bytes (input, weights, bias,
+    // output in FP32) at the datasheet bandwidth, whichever is longer.
+    const double macs = 128.0 * 768 * 3072;
+    const double bytes = 4.0 * (128.0 * 768 + 768.0 * 3072 + 3072 + 128.0 * 3072);
+    const double basis = std::max(2 * macs / (d.peak.fp32 * 1e12), bytes / (d.bandwidth_gb_s * 1e9));
+    const std::uint64_t key = GemmGeometry{768, 3072, true}.key();
+    CHECK(t.at(key, MathClass::fp32, Pass::forward, 128).efficiency == doctest::Approx(basis / 30e-6).epsilon(0.02));
+    // Written to a profile file and read back.
+    const EfficiencyProfile back = io::profile_from_json(io::calibration_json(c), d, "p.json");
+    REQUIRE(back.measured_gemm.entries.size() == 2);
+    CHECK(back.measured_gemm.entries[0].efficiency == doctest::Approx(t.entries[0].efficiency));
+    CHECK(back.measured_gemm.entries[0].kernels == t.entries[0].kernels);
+    // A linear layer of a model, lowered by the eager runtime at batch 1 and sequence 128, is timed from the table
+    // and counts the four kernels cuBLAS launched; its backward's workspace fills are part of the measured passes.
+    Model one("one-linear", "a single linear layer", Shape{128, 768});
+    layers::Linear::Config lc;
+    lc.in_features = 768, lc.out_features = 3072, lc.rows = 128;
+    one.add("fc", layers::Linear(lc));
+    const Roofline r(d, c.profile, MathClass::fp32);
+    const LoweredStep s = lower(one, 1, {Precision::fp32, Mode::train, Optimizer::sgd}, Runtime::eager);
+    int forward = 0, fills = 0;
+    for (const Kernel& k : s.kernels) {
+        if (k.what == "linear") {
+            ++forward;
+            CHECK(k.gemm_shape == key);
+            CHECK(k.rows == 128);
+            CHECK(r.time(k).total_s == doctest::Approx(30e-6).epsilon(0.02));
+            CHECK(r.time(k).launches == 4);
+        }
+        if (k.what == "GEMM workspace") {
+            ++fills;
+            CHECK(r.time(k).launches == 0);
+            CHECK(Roofline(d, default_profile(find_device("a100")), MathClass::fp32).time(k).launches == 1);
+        }
+    }
+    CHECK(forward == 1);
+    CHECK(fills == 2);
+    // At batch 2 the rows double (Program keeps them affine) and the table's nearest point gives the kernels.
+    const Program program(one, {Precision::fp32, Mode::train, Optimizer::sgd}, Runtime::eager);
+    for (const Kernel& k : program.at(2))
+        if (k.what == "linear") CHECK(k.rows == 256);
+}
+
+TEST_CASE("gemm-shapes reports and profile tables: bad input is an error naming the field") {
+    const io::json ok_runs = {{{"rows", 8}, {"pass", "forward"}, {"class_time_s", {{"gemm", 1e-5}}}}};
+    const io::json ok_verified = {{"forward", true}};
+    CHECK(io::gemm_shapes_report(gemm_shapes_doc("bf16", ok_runs, ok_verified), "g.json").gemm_shapes.size() == 1);
+    CHECK_THROWS_WITH_AS(io::gemm_shapes_report(gemm_shapes_doc("int8", ok_runs, ok_verified), "g.json"),
+                         doctest::Contains("g.json: .gemms[0].mode: 'int8' is not one of fp32, tf32, bf16, fp16"), Error);
+    CHECK_THROWS_WITH_AS(io::gemm_shapes_report(gemm_shapes_doc("fp32", ok_runs, ok_verified, 0), "g.json"),
+                         doctest::Contains(".gemms[0].in_features: expected an integer in [1, 2^24)"), Error);
+    io::json bad = gemm_shapes_doc("fp32", ok_runs, ok_verified);
+    bad["gemms"][0]["bias"] = "yes";
+    CHECK_THROWS_WITH_AS(io::gemm_shapes_report(bad, "g.json"), doctest::Contains(".gemms[0].bias: expected true or false"), Error);
+    CHECK_THROWS_WITH_AS(io::gemm_shapes_report(gemm_shapes_doc("fp32", {{{"rows", 8}, {"pass", "backward_filter"}}}, ok_verified), "g.json"),
+                         doctest::Contains(".runs[0].pass: 'backward_filter' is not one of forward, backward_data, backward_weight"), Error);
+    CHECK_THROWS_WITH_AS(io::gemm_shapes_report(gemm_shapes_doc("fp32", {{{"rows", 2.5}, {"pass", "forward"}, {"class_time_s", {{"gemm", 1e-5}}}}}, ok_verified), "g.json"),
+                         doctest::Contains(".runs[0].rows: expected an integer in [1, 1e9)"), Error);
+    CHECK_THROWS_WITH_AS(io::gemm_shapes_report(gemm_shapes_doc("fp32", {{{"rows", 8}, {"pass", "forward"}, {"class_time_s", {{"gemm", 1e-5}}}, {"kernels_per_call", 0}}}, ok_verified), "g.json"),
+                         doctest::Contains(".runs[0].kernels_per_call: expected a number in [1, 1e4]"), Error);
+    CHECK_THROWS_WITH_AS(io::gemm_shapes_report(io::json{{"tool", "roofplan-gemm-shapes"}}, "g.json"),
+                         doctest::Contains("g.json: not a roofplan-gemm-shapes report"), Error);
+    const Device& d = find_device("h200");
+    const auto profile = [&](io::json table) { return io::profile_from_json({{"measured_gemm", table}}, d, "p.json"); };
+    const io::json columns = io::measured_gemm_columns;
+    const io::json row = {"fp32", "forward", 768, 3072, true, 128, 0.2, 4};
+    CHECK(profile({{"columns", columns}, {"rows", {row}}}).measured_gemm.entries.size() == 1);
+    CHECK_THROWS_WITH_AS(profile({{"columns", {"math"}}, {"rows", {row}}}), doctest::Contains("p.json: .measured_gemm.columns: expected [math, pass, in_features"), Error);
+    io::json r2 = row;
+    r2[4] = 1;
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_gemm.rows[0]: expected a row of 8 values"), Error);
+    r2 = row;
+    r2[3] = 0;
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains(".measured_gemm.rows[0][3] (out_features): expected an integer in [1, 2^24)"), Error);
+    r2 = row;
+    r2[6] = 0;
+    CHECK_THROWS_WITH_AS(profile({{"columns", columns}, {"rows", {r2}}}), doctest::Contains("p.json: .measured_gemm: a measured GEMM's efficiency must be in (0, 8]"), Error);
+    // The table is a fraction of the roofline of the GPU that measured it: the profile's device.
+    const io::json table = {{"columns", columns}, {"rows", {row}}};
+    const Device& h100 = find_device("h100-sxm");
+    const EfficiencyProfile on_h100 = io::profile_from_json({{"device", "h200"}, {"measured_gemm", table}}, h100, "p.json");
+    CHECK(on_h100.measured_gemm.on.bandwidth_gb_s == d.bandwidth_gb_s);
+    CHECK(on_h100.measured_gemm.on.peak.fp32 == d.peak.fp32);
+    CHECK(io::profile_from_json({{"measured_gemm", table}}, h100, "p.json").measured_gemm.on.bandwidth_gb_s == h100.bandwidth_gb_s);
+    CHECK_THROWS_WITH_AS(io::profile_from_json({{"device", "my-gpu"}, {"measured_gemm", table}}, h100, "p.json"),
+                         doctest::Contains("p.json: .device: 'my-gpu' is not a built-in GPU"), Error);
+    // The Hopper default's tables were measured on an H200, whichever Hopper GPU it is for.
+    CHECK(default_profile(h100).measured_gemm.on.bandwidth_gb_s == d.bandwidth_gb_s);
+    CHECK(default_profile(h100).measured_conv.on.bandwidth_gb_s == d.bandwidth_gb_s);
+}
+
+TEST_CASE("the Hopper default profile's measured GEMMs: sorted, keyed by their geometry, Hopper only") {
+    const MeasuredGemms& t = default_profile(find_device("h200")).measured_gemm;
+    REQUIRE(t.entries.size() > 1000);
+    CHECK(std::is_sorted(t.entries.begin(), t.entries.end(),
+                         [](const MeasuredGemm& a, const MeasuredGemm& b) { return a.order() < b.order(); }));
+    for (std::size_t i = 0; i < t.entries.size(); ++i) {
+        const MeasuredGemm& e = t.entries[i];
+        CHECK(e.key == e.geometry.key());
+        CHECK((e.efficiency > 0 && e.efficiency <= 8));
+        CHECK(e.kernels >= 1);
+        if (i > 0) CHECK(t.entries[i - 1].order() != e.order());
+    }
+    CHECK(default_profile(find_device("h100-sxm")).measured_gemm.entries.size() == t.entries.size());
+    CHECK(default_profile(find_device("a100")).measured_gemm.empty());
+    // BERT-base's 768 -> 3072 intermediate layer in FP32 at 128 tokens (a batch of one question), and the FP32
+    // attention projections there run cuBLAS's split-K path: more than one kernel per call.
+    const MeasuredPoint fc = t.at(GemmGeometry{768, 3072, true}.key(), MathClass::fp32, Pass::forward, 128);
+    CHECK(fc.efficiency > 0);
+    CHECK(t.at(GemmGeometry{768, 768, true}.key(), MathClass::fp32, Pass::forward, 128).kernels > 1);
+}
+
+TEST_CASE("the H200 tables predict the H100's own shape-by-shape measurements (cross-GPU transfer)") {
+    // validation/results/2026-11-24-h100-shapes: the same GEMM and BF16/FP16 convolution micro-benchmarks run on an
+    // H100.  Predicted with the Hopper default profile (the H200's tables moved by each pass's bound), against the
+    // H100's measured time of every verified pass.
+    const Device& h100 = find_device("h100-sxm");
+    const EfficiencyProfile profile = default_profile(h100);
+    const std::string dir = ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-24-h100-shapes/";
+    const Measurements gemm = io::gemm_shapes_report(io::parse(io::read_text(dir + "gemm_shapes_h100.json"), "g"), "g");
+    const Measurements conv = io::conv_shapes_report(io::parse(io::read_text(dir + "conv_shapes_bf16_fp16_h100.json"), "c"), "c");
+    std::vector<double> small, large;  // predicted / measured - 1
+    for (const GemmShapeSample& s : gemm.gemm_shapes) {
+        const MathClass math = math_class(h100, s.precision, Mode::train);
+        layers::Linear::Config c;
+        c.in_features = s.geometry.in_features, c.out_features = s.geometry.out_features, c.bias = s.geometry.bias;
+        c.rows = s.rows;
+        const double width = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16 ? 2.0 : 4.0;
+        const Kernel k = eager::linear_pass_kernel(layers::Linear(c), 1, s.pass, width, HostOp::none);
+        const KernelTime t = Roofline(h100, profile, math).time(k);
+        (s.rows <= 1024 ? small : large).push_back(t.total_s / s.seconds - 1);
+    }
+    for (const ConvShapeSample& s : conv.conv_shapes) {
+        const MathClass math = math_class(h100, s.precision, Mode::train);
+        const Kernel k = eager::conv_pass_kernel(layers::Conv2D(s.geometry.config()), s.batch, s.pass, 2.0,
+                                                 s.geometry.layout, HostOp::none);
+        const KernelTime t = Roofline(h100, profile, math).time(k);
+        if (profile.measured_conv.at(k.conv_shape, math, s.pass, static_cast<double>(s.batch)).efficiency <= 0) continue;
+        (s.batch <= 8 ? small : large).push_back(t.total_s / s.seconds - 1);
+    }
+    const auto at = [](std::vector<double> v, double q) {
+        std::sort(v.begin(), v.end());
+        return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+    };
+    REQUIRE(small.size() > 500);
+    REQUIRE(large.size() > 1000);
+    MESSAGE("H200 tables on the H100: small passes median ", at(small, 0.5), " p10 ", at(small, 0.1), " p90 ", at(small, 0.9),
+            "; large passes median ", at(large, 0.5), " p10 ", at(large, 0.1), " p90 ", at(large, 0.9));
+    // Treating every pass as a fraction of the roofline predicted the small, latency-bound ones up to 43% slow (the
+    // bandwidth ratio); the bound-aware transfer keeps both within a few percent in the median.
+    CHECK(std::abs(at(small, 0.5)) < 0.06);
+    CHECK(std::abs(at(large, 0.5)) < 0.04);
+    CHECK(at(small, 0.9) < 0.15);
+    CHECK(at(large, 0.9) < 0.15);
+    CHECK(at(small, 0.1) > -0.2);
+    CHECK(at(large, 0.1) > -0.2);
+}

@@ -66,11 +66,13 @@ inline CalibrateInputs read_calibrate_inputs(const CalibrateOptions& o) {
             in.suite_devices.push_back(*d);
             if (in.device_id.empty()) in.device_id = std::string(d->id.view());
         }
-        // The framework scripts' reports (operators; convolutions shape by shape) have readers of their own.
+        // The framework scripts' reports (operators; convolutions and GEMMs shape by shape) have readers of their own.
         const std::string framework_tool = whole.is_object() ? io::detail::string_or(whole, "tool", file + ":", "") : "";
-        if (framework_tool == "roofplan-ops" || framework_tool == "roofplan-conv-shapes") {
-            append(in.micro, framework_tool == "roofplan-ops" ? io::operator_report(whole, file)
-                                                              : io::conv_shapes_report(whole, file));
+        if (framework_tool == "roofplan-ops" || framework_tool == "roofplan-conv-shapes" ||
+            framework_tool == "roofplan-gemm-shapes") {
+            append(in.micro, framework_tool == "roofplan-ops"           ? io::operator_report(whole, file)
+                             : framework_tool == "roofplan-conv-shapes" ? io::conv_shapes_report(whole, file)
+                                                                        : io::gemm_shapes_report(whole, file));
             in.has_micro = true;
             const json* prov = whole.contains("provenance") ? &whole.at("provenance") : nullptr;
             if (in.device_id.empty() && prov && prov->is_object() && prov->contains("device") && prov->at("device").is_string())

@@ -128,7 +128,7 @@ def main():
     rows_list = [int(r) for r in a.rows.split(",")]
     spin = spin_name()
     doc = {"tool": "roofplan-gemm-shapes",
-           "provenance": rc.provenance(a.git_sha, {"reps": a.reps, "cublas": rc.cublas_version()}),
+           "provenance": rc.provenance(a.git_sha, {"reps": a.reps}),
            "gemms": []}
     for mode in a.modes.split(","):
         torch.set_float32_matmul_precision(MODES[mode][1])

@@ -207,6 +207,49 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
     out.profile.host.source = FixedString<63>(std::string_view(files).substr(0, 63));
 }
 
+namespace detail {
+/// The files among `sources` ("file (tool, date)") that a tool wrote, as a profile's source field.
+inline FixedString<127> report_files(const std::vector<std::string>& sources, std::string_view tool) {
+    std::string files;
+    for (const std::string& src : sources)
+        if (src.find(tool) != std::string::npos) files += (files.empty() ? "" : "; ") + src.substr(0, src.find(" ("));
+    return FixedString<127>(std::string_view(files).substr(0, 127));
+}
+
+/// The quality of a measured table per math class: how well its interpolation between measured points predicts
+/// each interior point left out (leave-one-out), the figure that matters for batches or rows not measured; the
+/// value is the class's median efficiency.
+template <class Entry>
+void measured_quality(std::span<const Entry> table, const std::string& prefix, std::vector<FitQuality>& out) {
+    std::map<MathClass, std::pair<int, std::vector<double>>> by_class;
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        auto& [count, errors] = by_class[table[i].math];
+        ++count;
+        const auto same = [&](std::size_t j) {
+            return table[j].key == table[i].key && table[j].math == table[i].math && table[j].pass == table[i].pass &&
+                   table[j].conversions == table[i].conversions;
+        };
+        if (i == 0 || i + 1 == table.size() || !same(i - 1) || !same(i + 1)) continue;
+        const Entry &lo = table[i - 1], &hi = table[i + 1], &e = table[i];
+        const double x = e.coordinate(), a = lo.coordinate(), b = hi.coordinate();
+        const double predicted = lo.efficiency + (hi.efficiency - lo.efficiency) * (x - a) / (b - a);
+        errors.push_back(std::abs(e.efficiency / predicted - 1));  // time predicted / measured - 1
+    }
+    for (auto& [math, entry] : by_class) {
+        auto& [count, errors] = entry;
+        std::vector<double> values;
+        for (const Entry& e : table)
+            if (e.math == math) values.push_back(e.efficiency);
+        std::sort(values.begin(), values.end());
+        FitQuality q = errors.empty() ? FitQuality{"", count, 0, 0, 0, 0} : quality("", 0, std::move(errors));
+        q.what = prefix + std::string(to_string(math));
+        q.samples = count;
+        q.value = values[values.size() / 2];  // the median efficiency
+        out.push_back(q);
+    }
+}
+}  // namespace detail
+
 /// The convolutions measured shape by shape (roofplan-conv-shapes) as the profile's table: each pass's kernel as
 /// the eager runtime lowers it (runtime/eager.hpp, conv_pass_kernel), its efficiency against its roofline on
 /// `device` (calibration/measured_conv.hpp).  A shape measured twice keeps the first sample (reports listed first
@@ -238,38 +281,37 @@ inline void fit_conv_shapes(const Measurements& samples, const Device& device, C
         }
     }
     out.profile.measured_conv = keep(entries, "calibration (roofplan-conv-shapes)");
-    std::string files;
-    for (const std::string& src : samples.sources)
-        if (src.find("roofplan-conv-shapes") != std::string::npos) files += (files.empty() ? "" : "; ") + src.substr(0, src.find(" ("));
-    out.profile.measured_conv_source = FixedString<127>(std::string_view(files).substr(0, 127));
-    // Leave-one-out per math class: interior batches predicted from their neighbours' efficiencies.
-    std::map<MathClass, std::pair<int, std::vector<double>>> by_class;
-    const std::span<const MeasuredConv> table = out.profile.measured_conv.entries;
-    for (std::size_t i = 0; i < table.size(); ++i) {
-        auto& [count, errors] = by_class[table[i].math];
-        ++count;
-        const auto same = [&](std::size_t j) {
-            return table[j].key == table[i].key && table[j].math == table[i].math && table[j].pass == table[i].pass &&
-                   table[j].conversions == table[i].conversions;
-        };
-        if (i == 0 || i + 1 == table.size() || !same(i - 1) || !same(i + 1)) continue;
-        const MeasuredConv &lo = table[i - 1], &hi = table[i + 1], &e = table[i];
-        const double predicted = lo.efficiency + (hi.efficiency - lo.efficiency) * (e.batch - lo.batch) / (hi.batch - lo.batch);
-        errors.push_back(std::abs(e.efficiency / predicted - 1));  // time predicted / measured - 1
+    out.profile.measured_conv.on = MeasuredOn::of(device);
+    out.profile.measured_conv_source = detail::report_files(samples.sources, "roofplan-conv-shapes");
+    detail::measured_quality(out.profile.measured_conv.entries, "conv shapes.", out.quality);
+}
+
+/// The linear layers' GEMMs measured shape by shape (roofplan-gemm-shapes) as the profile's table: each pass's
+/// kernel as the eager runtime lowers it (runtime/eager.hpp, linear_pass_kernel), its efficiency against its
+/// roofline on `device` (calibration/measured_gemm.hpp), and the kernels cuBLAS launched per call.  A shape
+/// measured twice keeps the first sample; the quality per math class is the leave-one-out error between row counts.
+inline void fit_gemm_shapes(const Measurements& samples, const Device& device, Calibration& out) {
+    if (samples.gemm_shapes.empty()) return;
+    std::vector<MeasuredGemm> entries;
+    entries.reserve(samples.gemm_shapes.size());
+    std::set<std::tuple<std::uint64_t, MathClass, Pass, double>> seen;  // one sample per point
+    for (const GemmShapeSample& s : samples.gemm_shapes) {
+        const MathClass math = math_class(device, s.precision, Mode::train);
+        const std::uint64_t key = s.geometry.key();
+        if (!seen.insert(std::tuple(key, math, s.pass, static_cast<double>(s.rows))).second) continue;
+        const double width = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16 ? 2.0 : 4.0;
+        layers::Linear::Config c;
+        c.in_features = s.geometry.in_features, c.out_features = s.geometry.out_features, c.bias = s.geometry.bias;
+        c.rows = s.rows;
+        const Kernel k = eager::linear_pass_kernel(layers::Linear(c), 1, s.pass, width, HostOp::none);
+        const double basis = Roofline(device, out.profile, math).measured_basis_s(k);
+        entries.push_back({s.geometry, key, math, s.pass, static_cast<double>(s.rows), std::min(8.0, basis / s.seconds),
+                           s.kernels});
     }
-    for (auto& [math, entry] : by_class) {
-        auto& [count, errors] = entry;
-        std::vector<double> values;
-        for (const MeasuredConv& e : table)
-            if (e.math == math) values.push_back(e.efficiency);
-        std::sort(values.begin(), values.end());
-        FitQuality q = errors.empty() ? FitQuality{"", count, 0, 0, 0, 0}
-                                      : detail::quality("", 0, std::move(errors));
-        q.what = "conv shapes." + std::string(to_string(math));
-        q.samples = count;
-        q.value = values[values.size() / 2];  // the median efficiency
-        out.quality.push_back(q);
-    }
+    out.profile.measured_gemm = keep(entries, "calibration (roofplan-gemm-shapes)");
+    out.profile.measured_gemm.on = MeasuredOn::of(device);
+    out.profile.measured_gemm_source = detail::report_files(samples.sources, "roofplan-gemm-shapes");
+    detail::measured_quality(out.profile.measured_gemm.entries, "gemm shapes.", out.quality);
 }
 
 /// Fits a profile for `device` to micro-benchmark samples: GEMM efficiency per class and the per-kernel cost,
@@ -288,7 +330,8 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     for (const StreamSample& s : samples.streams)
         if (s.modelled()) memory.push_back(s.gb_per_s / device.bandwidth_gb_s);
     const auto conv = detail::conv_by_class(samples.conv, device, conv_layout);
-    if (gemm.empty() && memory.empty() && conv.empty() && samples.operators.empty() && samples.conv_shapes.empty())
+    if (gemm.empty() && memory.empty() && conv.empty() && samples.operators.empty() && samples.conv_shapes.empty() &&
+        samples.gemm_shapes.empty())
         detail::fail("no usable measurements in the reports");
     for (const auto& [m, points] : gemm) out.quality.push_back(detail::fit_gemm_class(m, points, out.profile));
     detail::fit_launch(out.quality, out.profile);
@@ -297,6 +340,7 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
         out.quality.push_back(detail::fit_conv_class(m, convs, device, conv_layout, out.profile));
     fit_operators(samples, device, out);
     fit_conv_shapes(samples, device, out);
+    fit_gemm_shapes(samples, device, out);
     const std::string source = "calibrated from " + std::to_string(out.sources.size()) + " report(s)";
     out.profile.source = FixedString<127>(std::string_view(source).substr(0, 127));
     validate(out.profile, "calibrated profile");

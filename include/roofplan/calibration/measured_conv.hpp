@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <mutex>
 #include <span>
 #include <string>
@@ -40,6 +41,20 @@ struct EnumNames<ConvLayout> {
     static constexpr std::string_view field = "layout";
     static constexpr std::array<std::string_view, 2> names{"nchw", "nhwc"};
 };
+
+namespace detail {
+/// FNV-1a (64-bit) over `values`, each as 8 little-endian bytes; never 0 (0 marks a kernel without a measured shape).
+/// scripts/gen_measured_tables.py computes the same keys for the generated tables.
+constexpr std::uint64_t shape_key(std::initializer_list<std::int64_t> values) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (std::int64_t v : values)
+        for (int byte = 0; byte < 8; ++byte) {
+            h ^= (static_cast<std::uint64_t>(v) >> (8 * byte)) & 0xffu;
+            h *= 1099511628211ull;
+        }
+    return h == 0 ? 1 : h;
+}
+}  // namespace detail
 
 /// A convolution's geometry and layout (the batch excluded), and a 64-bit key of it (FNV-1a over the fields).
 struct ConvGeometry {
@@ -62,14 +77,8 @@ struct ConvGeometry {
     }
     /// Never 0 (0 marks a kernel without a measured shape).
     [[nodiscard]] constexpr std::uint64_t key() const {
-        std::uint64_t h = 14695981039346656037ull;
-        for (std::int64_t v : {in_channels, out_channels, in_h, in_w, kernel_h, kernel_w, stride_h, stride_w, pad_h,
-                               pad_w, dilation_h, dilation_w, groups, static_cast<std::int64_t>(layout)})
-            for (int byte = 0; byte < 8; ++byte) {
-                h ^= (static_cast<std::uint64_t>(v) >> (8 * byte)) & 0xffu;
-                h *= 1099511628211ull;
-            }
-        return h == 0 ? 1 : h;
+        return detail::shape_key({in_channels, out_channels, in_h, in_w, kernel_h, kernel_w, stride_h, stride_w, pad_h,
+                                  pad_w, dilation_h, dilation_w, groups, static_cast<std::int64_t>(layout)});
     }
 };
 
@@ -90,18 +99,90 @@ struct MeasuredConv {
 
     /// The table's order: by shape, math class, pass, kernels before conversions, then batch.
     [[nodiscard]] constexpr auto order() const { return std::tuple(key, math, pass, conversions, batch); }
+    [[nodiscard]] constexpr double coordinate() const { return batch; }
 };
+
+/// The datasheet roofs of the GPU that measured a table: its efficiencies are fractions of that GPU's roofline, and
+/// a prediction on another GPU moves each measured pass by what bound it there (engine/roofline.hpp, `measured`).
+/// All zero: the predicted GPU's own.
+struct MeasuredOn {
+    PeakRates peak{};
+    double bandwidth_gb_s = 0;
+    [[nodiscard]] static constexpr MeasuredOn of(const Device& d) { return {d.peak, d.bandwidth_gb_s}; }
+};
+
+/// What a measured table says of a pass at a point: its efficiency (0: not in the table) and its kernels per call.
+struct MeasuredPoint {
+    double efficiency = 0;
+    double kernels = 0;
+};
+
+namespace detail {
+/// The point of a table sorted by `order()` (key, math class, pass, part, coordinate) for one shape, math class,
+/// pass and part at `x`: the efficiency linear in the coordinate between measured points, the nearest point's
+/// outside them, and the kernels per call of the nearest point; {} when the table has no such entry.
+template <class Entry>
+constexpr MeasuredPoint measured_point(std::span<const Entry> entries, std::uint64_t key, MathClass math, Pass pass,
+                                       bool conversions, double x) {
+    const auto group = std::tuple(key, math, pass, conversions);
+    const auto of = [](const Entry& e) { return std::tuple(e.key, e.math, e.pass, e.conversions); };
+    const auto first = std::lower_bound(entries.begin(), entries.end(), std::tuple(key, math, pass, conversions, 0.0),
+                                        [](const Entry& e, const auto& t) { return e.order() < t; });
+    if (first == entries.end() || of(*first) != group) return {};
+    auto last = first;
+    while (last + 1 != entries.end() && of(*(last + 1)) == group) ++last;
+    if (x <= first->coordinate()) return {first->efficiency, first->kernels};
+    if (x >= last->coordinate()) return {last->efficiency, last->kernels};
+    auto hi = first + 1;
+    while (hi->coordinate() < x) ++hi;
+    const Entry& lo = *(hi - 1);
+    const double a = lo.coordinate(), b = hi->coordinate();
+    return {lo.efficiency + (hi->efficiency - lo.efficiency) * (x - a) / (b - a), x - a <= b - x ? lo.kernels : hi->kernels};
+}
+
+/// Sorts and checks a measured table and keeps it for the life of the process (one store per entry type); an
+/// equal table already kept is returned instead.  `noun` names an entry in errors ("measured convolution"),
+/// `coordinate` its coordinate ("batch").
+template <class Entry>
+std::span<const Entry> keep_measured(std::vector<Entry> entries, std::string_view where, std::string_view noun,
+                                     std::string_view coordinate, std::size_t cap) {
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.order() < b.order(); });
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const Entry& e = entries[i];
+        if (!(e.efficiency > 0 && e.efficiency <= 8))
+            fail(where, ": a ", noun, "'s efficiency must be in (0, 8], got ", std::to_string(e.efficiency));
+        if (!(e.coordinate() >= 1 && e.coordinate() < 1e9)) fail(where, ": a ", noun, "'s ", coordinate, " must be in [1, 1e9)");
+        if (!(e.kernels >= 0 && e.kernels <= 1e4)) fail(where, ": a ", noun, "'s kernels per call must be in [0, 1e4]");
+        if (e.key != e.geometry.key()) fail(where, ": a ", noun, "'s key does not match its geometry");
+        if (i > 0 && entries[i - 1].order() == e.order())
+            fail(where, ": two ", noun, "s of one shape, math class, pass, part and ", coordinate, " (",
+                 std::to_string(e.coordinate()), ")");
+    }
+    static std::mutex mutex;
+    static std::deque<std::vector<Entry>> kept;
+    static std::size_t total = 0;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto same = [](const Entry& a, const Entry& b) {
+        return a.order() == b.order() && a.geometry == b.geometry && a.efficiency == b.efficiency && a.kernels == b.kernels;
+    };
+    for (const std::vector<Entry>& k : kept)
+        if (std::equal(k.begin(), k.end(), entries.begin(), entries.end(), same)) return {k};
+    if (entries.size() > cap - total)
+        fail(where, ": ", static_cast<std::int64_t>(entries.size()), " ", noun, "s would exceed the ",
+             static_cast<std::int64_t>(cap), " a process keeps");
+    total += entries.size();
+    kept.push_back(std::move(entries));
+    return {kept.back()};
+}
+}  // namespace detail
 
 /// A sorted table of measured convolutions (a view; see `keep`).
 struct MeasuredConvs {
     std::span<const MeasuredConv> entries;
+    MeasuredOn on{};  ///< the GPU that measured them
 
     [[nodiscard]] constexpr bool empty() const { return entries.empty(); }
-    /// What the table says of a pass at a batch: its efficiency (0: not in the table) and its kernels per call.
-    struct Point {
-        double efficiency = 0;
-        double kernels = 0;
-    };
+    using Point = MeasuredPoint;
     /// The efficiency of pass `pass` of the convolution `key` in `math` at `batch` (of its layout conversions when
     /// `conversions`): linear between the measured batches, the nearest measured one's outside them; 0 when the
     /// table has no such convolution.
@@ -112,26 +193,14 @@ struct MeasuredConvs {
     /// The efficiency as `efficiency` gives it, and the kernels per call of the nearest measured batch.
     [[nodiscard]] constexpr Point at(std::uint64_t key, MathClass math, Pass pass, double batch,
                                      bool conversions = false) const {
-        const auto group = std::tuple(key, math, pass, conversions);
-        const auto of = [](const MeasuredConv& e) { return std::tuple(e.key, e.math, e.pass, e.conversions); };
-        const auto first = std::lower_bound(entries.begin(), entries.end(), std::tuple(key, math, pass, conversions, 0.0),
-                                            [](const MeasuredConv& e, const auto& t) { return e.order() < t; });
-        if (first == entries.end() || of(*first) != group) return {};
-        auto last = first;
-        while (last + 1 != entries.end() && of(*(last + 1)) == group) ++last;
-        if (batch <= first->batch) return {first->efficiency, first->kernels};
-        if (batch >= last->batch) return {last->efficiency, last->kernels};
-        auto hi = first + 1;
-        while (hi->batch < batch) ++hi;
-        const MeasuredConv& lo = *(hi - 1);
-        return {lo.efficiency + (hi->efficiency - lo.efficiency) * (batch - lo.batch) / (hi->batch - lo.batch),
-                batch - lo.batch <= hi->batch - batch ? lo.kernels : hi->kernels};
+        return detail::measured_point(entries, key, math, pass, conversions, batch);
     }
 };
 
-/// The most entries a process keeps (about 80 bytes each): a process that reads profiles without end (a server,
-/// a fuzzer) gets an error instead of growing.
-inline constexpr std::size_t max_kept_measured_convs = std::size_t{1} << 22;
+/// The most entries a process keeps of each kind of measured table (about 80 bytes each): a process that reads
+/// profiles without end (a server, a fuzzer) gets an error instead of growing.
+inline constexpr std::size_t max_kept_measured_entries = std::size_t{1} << 22;
+inline constexpr std::size_t max_kept_measured_convs = max_kept_measured_entries;
 
 /// Sorts `entries`, checks them, and keeps them for the life of the process (the profiles that view them are
 /// plain data); a table equal to one already kept is not kept twice.  Errors: an efficiency outside (0, 8], a
@@ -139,34 +208,7 @@ inline constexpr std::size_t max_kept_measured_convs = std::size_t{1} << 22;
 /// shape, class, pass, part and batch, or more than `max_kept_measured_convs` entries kept in all; `where` names
 /// the origin.
 inline MeasuredConvs keep(std::vector<MeasuredConv> entries, std::string_view where) {
-    std::sort(entries.begin(), entries.end(), [](const MeasuredConv& a, const MeasuredConv& b) { return a.order() < b.order(); });
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const MeasuredConv& e = entries[i];
-        if (!(e.efficiency > 0 && e.efficiency <= 8))
-            detail::fail(where, ": a measured convolution's efficiency must be in (0, 8], got ", std::to_string(e.efficiency));
-        if (!(e.batch >= 1 && e.batch < 1e9)) detail::fail(where, ": a measured convolution's batch must be in [1, 1e9)");
-        if (!(e.kernels >= 0 && e.kernels <= 1e4))
-            detail::fail(where, ": a measured convolution's kernels per call must be in [0, 1e4]");
-        if (e.key != e.geometry.key()) detail::fail(where, ": a measured convolution's key does not match its geometry");
-        if (i > 0 && entries[i - 1].order() == e.order())
-            detail::fail(where, ": two measured convolutions of one shape, math class, pass, part and batch (",
-                         std::to_string(e.batch), ")");
-    }
-    static std::mutex mutex;
-    static std::deque<std::vector<MeasuredConv>> kept;
-    static std::size_t total = 0;
-    const std::lock_guard<std::mutex> lock(mutex);
-    const auto same = [](const MeasuredConv& a, const MeasuredConv& b) {
-        return a.order() == b.order() && a.geometry == b.geometry && a.efficiency == b.efficiency && a.kernels == b.kernels;
-    };
-    for (const std::vector<MeasuredConv>& k : kept)
-        if (std::equal(k.begin(), k.end(), entries.begin(), entries.end(), same)) return {k};
-    if (entries.size() > max_kept_measured_convs - total)
-        detail::fail(where, ": ", static_cast<std::int64_t>(entries.size()), " measured convolutions would exceed the ",
-                     static_cast<std::int64_t>(max_kept_measured_convs), " a process keeps");
-    total += entries.size();
-    kept.push_back(std::move(entries));
-    return {kept.back()};
+    return {detail::keep_measured(std::move(entries), where, "measured convolution", "batch", max_kept_measured_convs)};
 }
 
 }  // namespace roofplan

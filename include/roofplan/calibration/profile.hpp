@@ -11,9 +11,12 @@
 
 #include <roofplan/calibration/measured_conv.hpp>
 #include <roofplan/calibration/measured_conv_h200.hpp>
+#include <roofplan/calibration/measured_gemm.hpp>
+#include <roofplan/calibration/measured_gemm_h200.hpp>
 #include <roofplan/detail/checked.hpp>
 #include <roofplan/detail/enum_array.hpp>
 #include <roofplan/detail/fixed_string.hpp>
+#include <roofplan/device/catalog.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/runtime/kernel.hpp>
 #include <roofplan/system/collective_kind.hpp>
@@ -104,6 +107,10 @@ struct EfficiencyProfile {
     /// table, its measured efficiency replaces the factor above.
     MeasuredConvs measured_conv{};
     FixedString<127> measured_conv_source;  ///< the report the table was fitted to ("" when empty)
+    /// Linear-layer GEMMs measured shape by shape (calibration/measured_gemm.hpp): where a step's linear layer is
+    /// in the table, its measured efficiency and kernels per call replace the GEMM model.
+    MeasuredGemms measured_gemm{};
+    FixedString<127> measured_gemm_source;  ///< the report the table was fitted to ("" when empty)
     /// Elementwise arithmetic (bias, activations, normalisation, softmax) as a fraction of the FP32 peak.
     double vector = 0.5;
     /// Fraction of datasheet bandwidth that streaming kernels reach (STREAM copy/triad class).
@@ -281,8 +288,15 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
             p.large_tile_n = 256;  // Hopper GEMMs favour 128x256 tiles
             // The zoo CNNs' convolutions measured shape by shape on an H200, as fractions of each pass's roofline
             // (calibration/measured_conv.hpp): what cuDNN 9 runs on sm_90, by the GPU's own peaks.
-            p.measured_conv = {measured_conv_h200_data};
+            // Both tables were measured on an H200: a prediction for another Hopper GPU moves each pass by its bound
+            // (engine/roofline.hpp).
+            const MeasuredOn h200 = MeasuredOn::of(*find_builtin_device("h200"));
+            p.measured_conv = {measured_conv_h200_data, h200};
             p.measured_conv_source = FixedString<127>(measured_conv_h200_source);
+            // The suite's transformers' linear layers measured shape by shape on an H200 through PyTorch
+            // (calibration/measured_gemm.hpp): what cuBLAS 13 runs on sm_90, kernels per call included.
+            p.measured_gemm = {measured_gemm_h200_data, h200};
+            p.measured_gemm_source = FixedString<127>(measured_gemm_h200_source);
             break;
     }
     return p;

@@ -32,7 +32,7 @@ public:
             Slope& s = slope_[i];
             s = {b.macs - a.macs,   b.vector_flops - a.vector_flops, b.bytes_read - a.bytes_read,
                  b.bytes_written - a.bytes_written, b.m - a.m, b.n - a.n, b.k - a.k, b.count - a.count,
-                 b.images - a.images};
+                 b.images - a.images, b.rows - a.rows};
         }
         fallbacks_ = std::move(one.fallbacks);
     }
@@ -53,6 +53,7 @@ public:
             k.k += s.k * extra;
             k.count += s.count * extra;
             k.images += s.images * extra;
+            k.rows += s.rows * extra;
         }
     }
     [[nodiscard]] std::vector<Kernel> at(std::int64_t batch) const {
@@ -65,7 +66,7 @@ public:
 
 private:
     struct Slope {
-        double macs, vector_flops, bytes_read, bytes_written, m, n, k, count, images;
+        double macs, vector_flops, bytes_read, bytes_written, m, n, k, count, images, rows;
     };
     std::vector<Kernel> base_;
     std::vector<Slope> slope_;

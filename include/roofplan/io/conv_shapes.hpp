@@ -1,5 +1,6 @@
-// roofplan/io/conv_shapes.hpp — reads a roofplan-conv-shapes report (validation/ops/conv_bench.py; schema in
-// docs/report-schemas.md) into the calibration's typed records.
+// roofplan/io/conv_shapes.hpp — reads the framework's shape-by-shape reports into the calibration's typed records:
+// roofplan-conv-shapes (validation/ops/conv_bench.py) and roofplan-gemm-shapes (validation/ops/gemm_bench.py);
+// schemas in docs/report-schemas.md.
 #pragma once
 
 #include <roofplan/calibration/measured_conv.hpp>
@@ -138,6 +139,77 @@ inline Measurements conv_shapes_report(const json& report, const std::string& fi
         }
     }
     out.sources.push_back(file + " (roofplan-conv-shapes, " + detail::report_date(report) + ")");
+    return out;
+}
+
+/// The verified passes of a roofplan-gemm-shapes report as measurements (a row count that ran out of memory is
+/// skipped; a pass whose check failed does not count).  A pass's time is every kernel it launched (cuBLAS's split-K
+/// memsets, scaling and reduction kernels included: the eager runtime lowers one GEMM per pass).
+inline Measurements gemm_shapes_report(const json& report, const std::string& file) {
+    if (!report.is_object() || detail::string_or(report, "tool", file + ": ", "") != "roofplan-gemm-shapes" ||
+        !report.contains("gemms") || !report.at("gemms").is_array())
+        roofplan::detail::fail(file, ": not a roofplan-gemm-shapes report (needs .tool = roofplan-gemm-shapes and a "
+                               ".gemms array)");
+    Measurements out;
+    const json& gemms = report.at("gemms");
+    constexpr std::array<std::pair<std::string_view, Precision>, 4> modes{
+        {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::amp_bf16}, {"fp16", Precision::amp_fp16}}};
+    constexpr std::array<std::pair<std::string_view, Pass>, 3> passes{
+        {{"forward", Pass::forward}, {"backward_data", Pass::backward_data}, {"backward_weight", Pass::backward_weight}}};
+    for (std::size_t i = 0; i < gemms.size(); ++i) {
+        const json& g = gemms[i];
+        const std::string where = file + ": .gemms[" + std::to_string(i) + "]";
+        if (!g.is_object()) roofplan::detail::fail(where, ": expected an object");
+        const std::string mode = detail::string_field(g, "mode", where);
+        const auto m = std::find_if(modes.begin(), modes.end(), [&](const auto& p) { return p.first == mode; });
+        if (m == modes.end()) roofplan::detail::fail(where, ".mode: '", mode, "' is not one of fp32, tf32, bf16, fp16");
+        GemmGeometry geometry;
+        for (auto [key, target] : {std::pair<const char*, std::int64_t*>{"in_features", &geometry.in_features},
+                                   {"out_features", &geometry.out_features}}) {
+            const json& v = detail::field(g, key, where);
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() >= (1 << 24))
+                roofplan::detail::fail(detail::path_of(where, key), ": expected an integer in [1, 2^24), got ", shorten(v));
+            *target = v.get<std::int64_t>();
+        }
+        if (!detail::field(g, "bias", where).is_boolean())
+            roofplan::detail::fail(detail::path_of(where, "bias"), ": expected true or false");
+        geometry.bias = g.at("bias").get<bool>();
+        const json& verified = detail::field(g, "verified", where);
+        if (!verified.is_object()) roofplan::detail::fail(where, ".verified: expected an object of pass -> true/false");
+        const json& runs = detail::field(g, "runs", where);
+        if (!runs.is_array()) roofplan::detail::fail(where, ".runs: expected an array");
+        for (std::size_t j = 0; j < runs.size(); ++j) {
+            const json& r = runs[j];
+            const std::string at = where + ".runs[" + std::to_string(j) + "]";
+            if (!r.is_object()) roofplan::detail::fail(at, ": expected an object");
+            if (r.contains("error")) continue;  // out of memory at this row count
+            const std::string pass = detail::string_field(r, "pass", at);
+            const auto p = std::find_if(passes.begin(), passes.end(), [&](const auto& q) { return q.first == pass; });
+            if (p == passes.end())
+                roofplan::detail::fail(at, ".pass: '", pass, "' is not one of forward, backward_data, backward_weight");
+            if (!detail::flag(verified, pass, where + ".verified")) continue;
+            GemmShapeSample s;
+            s.where = at;
+            s.geometry = geometry;
+            s.precision = m->second;
+            s.pass = p->second;
+            const double rows = detail::number(r, "rows", at);
+            if (!(rows >= 1 && rows < 1e9) || rows != static_cast<double>(static_cast<std::int64_t>(rows)))
+                roofplan::detail::fail(at, ".rows: expected an integer in [1, 1e9)");
+            s.rows = static_cast<std::int64_t>(rows);
+            s.seconds = detail::pass_seconds(r, Precision::fp32, at).own;  // every class: no conversions apart
+            if (r.contains("kernels_per_call")) {
+                const double n = detail::number(r, "kernels_per_call", at);
+                if (!(n >= 1 && n <= 1e4)) roofplan::detail::fail(at, ".kernels_per_call: expected a number in [1, 1e4]");
+                s.kernels = n;
+            }
+            if (!(s.seconds > 0 && s.seconds < 60))
+                roofplan::detail::fail(at, ".class_time_s: the pass's kernels must take (0, 60) seconds, got ",
+                                       std::to_string(s.seconds));
+            out.gemm_shapes.push_back(s);
+        }
+    }
+    out.sources.push_back(file + " (roofplan-gemm-shapes, " + detail::report_date(report) + ")");
     return out;
 }
 

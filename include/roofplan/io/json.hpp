@@ -253,11 +253,28 @@ inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
 
 namespace detail {
 /// The top-level fields of a profile file (roofplan-profile/1).
-inline constexpr std::array<std::string_view, 27> profile_fields{
-    "schema",       "device",       "source",       "gemm",          "conv",          "conv_by_class", "measured_conv", "vector",
+inline constexpr std::array<std::string_view, 28> profile_fields{
+    "schema",       "device",       "source",       "gemm",          "conv",          "conv_by_class", "measured_conv",
+    "measured_gemm", "vector",
     "memory",       "launch_s",     "small_tile_efficiency",         "unaligned_even", "unaligned_odd", "power_w",
     "kernel_class", "attention",    "host",         "large_tile_m", "large_tile_n",  "small_tile_m",  "small_tile_n",  "split_k_min",
     "links",        "links_system", "fit",          "sources",       "note"};
+}  // namespace detail
+
+namespace detail {
+/// A measured table's "columns" must be exactly `expected` (in order).
+template <std::size_t N>
+void require_columns(const json& m, const std::string& at, const std::array<std::string_view, N>& expected) {
+    const json& columns = field(m, "columns", at);
+    bool same = columns.is_array() && columns.size() == N;
+    for (std::size_t i = 0; same && i < N; ++i)
+        same = columns[i].is_string() && columns[i].get_ref<const std::string&>() == expected[i];
+    if (!same) {
+        std::string list;
+        for (std::string_view c : expected) list += (list.empty() ? "" : ", ") + std::string(c);
+        roofplan::detail::fail(at, ".columns: expected [", list, "]");
+    }
+}
 }  // namespace detail
 
 /// The columns of a profile's measured convolutions (calibration/measured_conv.hpp), one row per pass and batch.
@@ -278,15 +295,7 @@ inline void measured_conv_from_json(const json& j, const std::string& root, Effi
     const json& m = j.at("measured_conv");
     if (!m.is_object()) roofplan::detail::fail(at, ": expected an object {\"source\", \"columns\", \"rows\"}");
     reject_unknown_fields(m, at, std::array<std::string_view, 3>{"source", "columns", "rows"});
-    const json& columns = detail::field(m, "columns", at);
-    bool same = columns.is_array() && columns.size() == measured_conv_columns.size();
-    for (std::size_t i = 0; same && i < columns.size(); ++i)
-        same = columns[i].is_string() && columns[i].get_ref<const std::string&>() == measured_conv_columns[i];
-    if (!same) {
-        std::string expected;
-        for (std::string_view c : measured_conv_columns) expected += (expected.empty() ? "" : ", ") + std::string(c);
-        roofplan::detail::fail(at, ".columns: expected [", expected, "]");
-    }
+    detail::require_columns(m, at, measured_conv_columns);
     const json& rows = detail::field(m, "rows", at);
     if (!rows.is_array()) roofplan::detail::fail(at, ".rows: expected an array of rows");
     if (rows.size() > max_measured_conv_rows)
@@ -352,6 +361,72 @@ inline json measured_conv_json(const EfficiencyProfile& p) {
                         g.dilation_h, g.dilation_w, g.groups, e.batch, e.efficiency, e.kernels});
     }
     return {{"source", p.measured_conv_source.view()}, {"columns", measured_conv_columns}, {"rows", rows}};
+}
+
+/// The columns of a profile's measured linear-layer GEMMs (calibration/measured_gemm.hpp), one row per pass and rows.
+inline constexpr std::array<std::string_view, 8> measured_gemm_columns{
+    "math", "pass", "in_features", "out_features", "bias", "rows", "efficiency", "kernels"};
+
+
+/// A profile's measured linear-layer GEMMs (optional; absent: the generation's defaults).
+///   "measured_gemm": {"source": "gemm.json (...)", "columns": [...measured_gemm_columns...],
+///                     "rows": [["bf16_tensor", "forward", 768, 3072, true, 8192, 0.71, 1]]}
+inline void measured_gemm_from_json(const json& j, const std::string& root, EfficiencyProfile& p) {
+    if (!j.contains("measured_gemm")) return;
+    const std::string at = root + ".measured_gemm";
+    const json& m = j.at("measured_gemm");
+    if (!m.is_object()) roofplan::detail::fail(at, ": expected an object {\"source\", \"columns\", \"rows\"}");
+    reject_unknown_fields(m, at, std::array<std::string_view, 3>{"source", "columns", "rows"});
+    detail::require_columns(m, at, measured_gemm_columns);
+    const json& rows = detail::field(m, "rows", at);
+    if (!rows.is_array()) roofplan::detail::fail(at, ".rows: expected an array of rows");
+    if (rows.size() > max_measured_conv_rows)
+        roofplan::detail::fail(at, ".rows: ", static_cast<std::int64_t>(rows.size()), " rows; at most ",
+                               static_cast<std::int64_t>(max_measured_conv_rows), " are accepted");
+    std::vector<MeasuredGemm> entries;
+    entries.reserve(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const json& r = rows[i];
+        const std::string where = at + ".rows[" + std::to_string(i) + "]";
+        if (!r.is_array() || r.size() != measured_gemm_columns.size() || !r[0].is_string() || !r[1].is_string() ||
+            !r[4].is_boolean())
+            roofplan::detail::fail(where, ": expected a row of ", static_cast<std::int64_t>(measured_gemm_columns.size()),
+                                   " values (math class, pass, in_features, out_features, bias as true/false, rows, "
+                                   "efficiency, kernels)");
+        MeasuredGemm e;
+        try {
+            e.math = parse_enum<MathClass>(r[0].get_ref<const std::string&>());
+            e.pass = parse_enum<Pass>(r[1].get_ref<const std::string&>());
+        } catch (const Error& error) {
+            roofplan::detail::fail(where, ": ", error.what());
+        }
+        for (std::size_t c : {std::size_t{2}, std::size_t{3}}) {
+            const json& v = r[c];
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() >= (1 << 24))
+                roofplan::detail::fail(where, "[", static_cast<std::int64_t>(c), "] (", measured_gemm_columns[c],
+                                       "): expected an integer in [1, 2^24), got ", shorten(v));
+        }
+        e.geometry = {r[2].get<std::int64_t>(), r[3].get<std::int64_t>(), r[4].get<bool>()};
+        for (std::size_t c : {std::size_t{5}, std::size_t{6}, std::size_t{7}})
+            if (!r[c].is_number() || !std::isfinite(r[c].get<double>()))
+                roofplan::detail::fail(where, "[", static_cast<std::int64_t>(c), "] (", measured_gemm_columns[c],
+                                       "): expected a finite number");
+        e.rows = r[5].get<double>();
+        e.efficiency = r[6].get<double>();
+        e.kernels = r[7].get<double>();
+        e.key = e.geometry.key();
+        entries.push_back(e);
+    }
+    p.measured_gemm = keep(std::move(entries), at);
+    p.measured_gemm_source = FixedString<127>(std::string_view(detail::string_or(m, "source", at, "")).substr(0, 127));
+}
+
+inline json measured_gemm_json(const EfficiencyProfile& p) {
+    json rows = json::array();
+    for (const MeasuredGemm& e : p.measured_gemm.entries)
+        rows.push_back({to_string(e.math), to_string(e.pass), e.geometry.in_features, e.geometry.out_features,
+                        e.geometry.bias, e.rows, e.efficiency, e.kernels});
+    return {{"source", p.measured_gemm_source.view()}, {"columns", measured_gemm_columns}, {"rows", rows}};
 }
 
 /// The kernel-class curves and host costs of a profile (optional; absent: the generation's defaults).
@@ -473,6 +548,20 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     opt("power_w", p.power_w);
     kernel_classes_from_json(j, root, p);
     measured_conv_from_json(j, root, p);
+    measured_gemm_from_json(j, root, p);
+    if (j.contains("measured_conv") || j.contains("measured_gemm")) {  // measured on the profile's device
+        MeasuredOn on = MeasuredOn::of(device);
+        if (j.contains("device")) {
+            const std::string name = j.at("device").get<std::string>();
+            if (const Device* d = find_builtin_device(name)) on = MeasuredOn::of(*d);
+            else if (!device.answers_to(name))
+                roofplan::detail::fail(root, ".device: '", name, "' is not a built-in GPU; a profile's measured tables are "
+                                       "fractions of the roofline of the GPU that measured them, so it must be one (see "
+                                       "`roofplan devices`) or the GPU predicted");
+        }
+        if (j.contains("measured_conv")) p.measured_conv.on = on;
+        if (j.contains("measured_gemm")) p.measured_gemm.on = on;
+    }
     for (auto [key, target] : {std::pair<std::string_view, int*>{"large_tile_m", &p.large_tile_m},
                                {"large_tile_n", &p.large_tile_n},
                                {"small_tile_m", &p.small_tile_m},
@@ -502,6 +591,8 @@ inline json to_json(const EfficiencyProfile& p) {
     // Written only when fitted (a generation's default table is the default profile's: a file needs not repeat it).
     if (!p.measured_conv.empty() && !p.measured_conv_source.view().starts_with("default"))
         out["measured_conv"] = measured_conv_json(p);
+    if (!p.measured_gemm.empty() && !p.measured_gemm_source.view().starts_with("default"))
+        out["measured_gemm"] = measured_gemm_json(p);
     if (p.kernel_classes_calibrated()) {  // written only when fitted, so GEMM-only profiles keep their schema
         json classes = json::object();
         for (KernelClass c : all_kernel_classes) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <roofplan/calibration/measured_conv.hpp>
+#include <roofplan/calibration/measured_gemm.hpp>
 #include <roofplan/device/device.hpp>
 #include <roofplan/engine/predict.hpp>
 #include <roofplan/precision.hpp>
@@ -160,6 +161,18 @@ struct ConvShapeSample {
     double kernels = 0;  ///< kernels per call, TF32's conversions excepted (0: not recorded)
 };
 
+/// One linear-layer pass timed on its own through the framework (validation/ops/gemm_bench.py,
+/// roofplan-gemm-shapes): the GPU time of every kernel cuBLAS launched for it.
+struct GemmShapeSample {
+    std::string where;
+    GemmGeometry geometry;
+    Precision precision = Precision::fp32;  ///< fp32, tf32, amp-bf16 or amp-fp16: the mode the product ran in
+    Pass pass = Pass::forward;
+    std::int64_t rows = 0;  ///< the product's rows (tokens)
+    double seconds = 0;
+    double kernels = 0;  ///< kernels per call (0: not recorded)
+};
+
 struct Measurements {
     std::vector<GemmSample> gemm;
     std::vector<StreamSample> streams;
@@ -170,6 +183,7 @@ struct Measurements {
     std::vector<OperatorSample> operators;  ///< kernel-class curves and misaligned GEMMs
     std::vector<HostSample> host;           ///< host dispatch costs
     std::vector<ConvShapeSample> conv_shapes;  ///< convolutions measured shape by shape
+    std::vector<GemmShapeSample> gemm_shapes;  ///< linear layers' GEMMs measured shape by shape
     std::vector<std::string> sources;
 };
 
@@ -185,6 +199,7 @@ inline void append(Measurements& into, const Measurements& more) {
     add(into.operators, more.operators);
     add(into.host, more.host);
     add(into.conv_shapes, more.conv_shapes);
+    add(into.gemm_shapes, more.gemm_shapes);
     add(into.sources, more.sources);
 }
 

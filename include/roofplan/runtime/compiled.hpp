@@ -1,13 +1,17 @@
-// roofplan/runtime/compiled.hpp — an optimizing compiler or inference engine (torch.compile with CUDA graphs,
-// TensorRT-like engines, MLPerf-style submissions).  It starts from what eager PyTorch would launch and applies
-// the transformations such compilers make:
+// roofplan/runtime/compiled.hpp — an optimizing compiler or inference engine (torch.compile with or without CUDA
+// graphs; TensorRT-like engines for int8).  It starts from what eager PyTorch would launch and applies the
+// transformations such compilers make:
 //   * activation casts disappear into their producers (a fused kernel writes the dtype its consumer reads);
-//     inference engines keep their weights in the compute dtype (no weight casts);
-//   * consecutive pointwise, normalization and copy kernels fuse into one kernel per chain (a reduction ends a
-//     chain: batch-norm statistics, then one kernel that normalizes, activates and adds the residual); a chain
-//     reads its inputs once and writes only its last output;
-//   * in inference the chain right after a GEMM or convolution folds into its epilogue (bias, folded batch
-//     norm, activation, residual add);
+//   * consecutive pointwise, normalization and copy kernels fuse into one generated kernel per chain (a reduction
+//     ends a chain: batch-norm statistics, then one kernel that normalizes, activates and adds the residual); a
+//     chain reads its inputs once, writes only its last output, and streams like any generated kernel (the
+//     elementwise class, or the reduction class when it reduces), whatever library kernels it replaces;
+//   * torch.compile (float precisions) keeps its weights as they are: autocast's weight casts run every forward,
+//     one kernel per weight, and batch norm is not folded into the convolution (no freezing: its default), so in
+//     inference the chain after a convolution is one generated kernel (profiled on H200: "triton_poi_fused_
+//     _native_batch_norm_legit_no_training_add_relu" after each convolution, 55 weight casts in ResNet-50);
+//   * an int8 inference engine has quantized its weights and folded batch norm offline: no weight casts, and the
+//     chain right after a GEMM or convolution folds into its epilogue (bias, batch norm, activation, residual add);
 //   * the step is replayed as CUDA graphs: one host launch for the forward (and one for the backward) instead of
 //     one dispatch per op; without CUDA graphs (torch.compile's default mode) the generated wrapper launches each
 //     kernel, at a per-kernel host cost far below eager dispatch.  The optimizer stays eager (foreach), as
@@ -44,12 +48,18 @@ inline void lower_node(Emitter& e, const Node& node) {
 
 namespace detail {
 constexpr bool fusable(const Kernel& k) {
-    return k.kind == KernelClass::elementwise || k.kind == KernelClass::normalization ||
+    return k.kind == KernelClass::elementwise || k.kind == KernelClass::normalization || k.kind == KernelClass::batch_norm ||
            k.kind == KernelClass::copy_cast || k.kind == KernelClass::softmax || k.kind == KernelClass::reduction ||
            k.kind == KernelClass::loss;
 }
 /// A kernel that reduces (writes far less than it reads) ends a fusion chain.
 constexpr bool reduces(const Kernel& k) { return k.bytes_written * 8 < k.bytes_read; }
+/// The class of the kernel a compiler generates for a chain: it streams its bytes like an elementwise kernel, or
+/// like a reduction when it reduces (not at the rate of the library kernels it replaces, such as PyTorch's native
+/// batch norm).
+constexpr KernelClass generated(const Kernel& chain) {
+    return reduces(chain) ? KernelClass::reduction : KernelClass::elementwise;
+}
 /// Appends `k` to the chain ending in `chain`: the inputs it does not take from the chain, its writes instead.
 inline void absorb(Kernel& chain, const Kernel& k) {
     chain.bytes_read += std::max(0.0, k.bytes_read - chain.bytes_written);
@@ -59,13 +69,25 @@ inline void absorb(Kernel& chain, const Kernel& k) {
 }
 }  // namespace detail
 
-/// Rewrites an eager step as a compiler runs it (see the file comment).
-inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training, bool cuda_graphs = true) {
+/// Rewrites an eager step as a compiler runs it (see the file comment); `engine`: an int8 inference engine (weights
+/// quantized and batch norm folded offline), otherwise torch.compile.
+inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool cuda_graphs = true, bool engine = false) {
     std::vector<Kernel> out;
     out.reserve(eager.size());
     bool chain_open = false;
+    const auto close_chain = [&] {
+        if (!out.empty() && detail::fusable(out.back()) && out.back().part != StepPart::optimizer)
+            out.back().kind = detail::generated(out.back());
+    };
     for (const Kernel& k : eager) {
-        if (k.role == KernelRole::activation_cast || (!training && k.role == KernelRole::weight_cast)) continue;
+        if (k.role == KernelRole::activation_cast || (engine && k.role == KernelRole::weight_cast)) continue;
+        if (k.role == KernelRole::weight_cast) {  // a kernel of its own: it reads a weight, not the chain's output
+            close_chain();
+            out.push_back(k);
+            out.back().kind = detail::generated(k);
+            chain_open = false;
+            continue;
+        }
         const bool same_part = !out.empty() && out.back().part == k.part;
         if (detail::fusable(k) && k.part != StepPart::optimizer && same_part) {
             if (chain_open) {
@@ -73,14 +95,16 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool training, bool c
                 chain_open = !detail::reduces(k);
                 continue;
             }
-            if (!training && is_matrix(out.back().kind) && !detail::reduces(k)) {  // epilogue fusion
+            if (engine && is_matrix(out.back().kind) && !detail::reduces(k)) {  // epilogue fusion
                 out.back().vector_flops += k.vector_flops;
                 continue;
             }
         }
+        close_chain();
         out.push_back(k);
         chain_open = detail::fusable(k) && k.part != StepPart::optimizer && !detail::reduces(k);
     }
+    close_chain();
     // CUDA graphs: one launch per replayed graph (forward; backward), no per-op dispatch inside.  Without them,
     // the first kernel of each graph pays the call into it and every kernel the wrapper's launch.
     StepPart last = StepPart::optimizer;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <roofplan/calibration/measured_conv.hpp>
+#include <roofplan/calibration/measured_gemm.hpp>
 #include <roofplan/runtime/lowering.hpp>
 
 #include <array>
@@ -94,6 +95,37 @@ inline void input_cast_backward(Emitter& e, const At& at, double elements) {
         e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * elements, 4 * elements), KernelRole::activation_cast));
 }
 
+/// Tags a GEMM (or a fill of its backward) with its linear layer's shape and rows, for a profile's measured GEMMs.
+inline Kernel with_gemm_shape(Kernel k, const GemmGeometry& g, double rows) {
+    k.gemm_shape = g.key();
+    k.rows = rows;
+    return k;
+}
+
+/// One pass of a linear layer as cuBLAS runs it (forward with the bias in the epilogue, backward-data, or
+/// backward-weight, which writes the gradient in the compute dtype), tagged with the layer's shape and rows.
+/// Calibration builds its samples' kernels with this function too, so that a measured GEMM and a predicted one are
+/// the same kernel.
+inline Kernel linear_pass_kernel(const Linear& l, std::int64_t instances, Pass pass, double width, HostOp host) {
+    const auto& c = l.config();
+    const GemmGeometry g{c.in_features, c.out_features, c.bias};
+    const double rows = static_cast<double>(instances) * static_cast<double>(c.rows);
+    Kernel k;
+    switch (pass) {
+        case Pass::forward: k = matrix_kernel(KernelClass::gemm, host, "linear", l.forward(instances), width, width); break;
+        case Pass::backward_data:
+            k = matrix_kernel(KernelClass::gemm, host, "linear dX", l.backward_data(instances), width, width);
+            break;
+        case Pass::backward_weight:
+            k = with_role(matrix_kernel(KernelClass::gemm, host, "linear dW", l.backward_weight(instances), width, width),
+                          KernelRole::weight_gradient);
+            k.bytes_written = width * static_cast<double>(c.in_features * c.out_features + (c.bias ? c.out_features : 0));
+            break;
+    }
+    k.part = pass == Pass::forward ? StepPart::forward : StepPart::backward;  // as the Emitter files it
+    return with_gemm_shape(k, g, rows);
+}
+
 /// Linear layers: autocast casts, one GEMM with the bias in its epilogue; backward dX, dW, the bias reduction.
 inline void rule(Emitter& e, const At& at, const Linear& l) {
     const auto& c = l.config();
@@ -101,19 +133,17 @@ inline void rule(Emitter& e, const At& at, const Linear& l) {
     const double bias = c.bias ? static_cast<double>(c.out_features) : 0;
     const double rows = at.instances * static_cast<double>(c.rows);
     const auto inst = static_cast<std::int64_t>(at.instances);
+    const GemmGeometry shape{c.in_features, c.out_features, c.bias};
     HostSequence host;
     input_cast_forward(e, host, rows * static_cast<double>(c.in_features));
     weight_cast_forward(e, host, w, bias);
-    e.forward(matrix_kernel(KernelClass::gemm, host.next(), "linear", l.forward(inst), width, width));
-    if (at.input_gradient())
-        e.backward(matrix_kernel(KernelClass::gemm, HostOp::backward, "linear dX", l.backward_data(inst), width, width));
-    Kernel dw = with_role(matrix_kernel(KernelClass::gemm, at.input_gradient() ? HostOp::none : HostOp::backward, "linear dW",
-                              l.backward_weight(inst), width, width), KernelRole::weight_gradient);
-    dw.bytes_written = width * (w + bias);  // the GEMM writes the gradient in the compute dtype
-    e.backward(dw);
-    // cuBLASLt's split-K / stream-K kernels clear their workspaces first (cudaMemsetAsync).
-    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * static_cast<double>(c.out_features)));
-    e.backward(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * static_cast<double>(c.in_features)));
+    e.forward(linear_pass_kernel(l, inst, Pass::forward, width, host.next()));
+    if (at.input_gradient()) e.backward(linear_pass_kernel(l, inst, Pass::backward_data, width, HostOp::backward));
+    e.backward(linear_pass_kernel(l, inst, Pass::backward_weight, width, at.input_gradient() ? HostOp::none : HostOp::backward));
+    // cuBLASLt's split-K / stream-K kernels clear their workspaces first (cudaMemsetAsync); a measured GEMM counts
+    // and times them with its pass.
+    for (const double cleared : {static_cast<double>(c.out_features), static_cast<double>(c.in_features)})
+        e.backward(with_gemm_shape(stream_kernel(KernelClass::memset, HostOp::none, "GEMM workspace", 0, 4 * cleared), shape, rows));
     if (c.bias) bias_gradient(e, rows, static_cast<double>(c.rows), bias, width);
     weight_cast_backward(e, w, bias);
     if (c.tied) e.backward(with_role(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate tied gradient", 8 * w, 4 * w, w), KernelRole::weight_gradient));
@@ -144,6 +174,7 @@ inline Kernel conv_pass_kernel(const Conv2D& l, std::int64_t instances, Pass pas
                                     width, width), KernelRole::weight_gradient);
         k.bytes_written = width * static_cast<double>(l.params());
     }
+    k.part = pass == Pass::forward ? StepPart::forward : StepPart::backward;  // as the Emitter files it
     k.conv_shape = ConvGeometry::of(l.config(), layout).key();
     k.images = static_cast<double>(instances);
     return k;
@@ -545,10 +576,15 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     const std::array<Projection, 1> fused{{{q_rows, qw + 2 * kvw, "qkv projection"}}};
     const std::span<const Projection> projections = c.fused_qkv ? std::span<const Projection>(fused)
                                                                 : std::span<const Projection>(separate);
+    // The projections are linear layers of the model's code (Hugging Face's nn.Linear or Conv1D): their shapes key
+    // a profile's measured GEMMs.
+    const auto projection_shape = [&](double out) {
+        return GemmGeometry{c.model_dim, static_cast<std::int64_t>(out), c.bias};
+    };
     for (const auto& [rows, out, name] : projections) {
         if (cast) e.forward(with_role(stream_kernel(KernelClass::copy_cast, host.next(), "cast input", 4 * rows * d, 2 * rows * d), KernelRole::activation_cast));
         weight_cast_forward(e, host, d * out, bias * out);
-        e.forward(gemm_kernel(host.next(), name, rows, out, d, 1, width, width));
+        e.forward(with_gemm_shape(gemm_kernel(host.next(), name, rows, out, d, 1, width, width), projection_shape(out), rows));
     }
     // The fused kernel: QK^T and PV for the unmasked pairs; reads Q, K, V, writes O and the log-sum-exp.
     const double core = at.instances * static_cast<double>(l.core_macs());
@@ -584,10 +620,11 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     e.forward(stream_kernel(KernelClass::copy_cast, HostOp::internal, "heads contiguous", width * q_rows * qw, width * q_rows * qw));
     HostSequence out_host;
     weight_cast_forward(e, out_host, qw * d, bias * d);
-    e.forward(gemm_kernel(out_host.next(), "output projection", q_rows, d, qw, 1, width, width));
+    const GemmGeometry out_shape{static_cast<std::int64_t>(qw), c.model_dim, c.bias};
+    e.forward(with_gemm_shape(gemm_kernel(out_host.next(), "output projection", q_rows, d, qw, 1, width, width), out_shape, q_rows));
     // Backward, in autograd's order: output projection, attention, then the three projections.
-    e.backward(gemm_kernel(HostOp::backward, "output projection dX", q_rows, qw, d, 1, width, width));
-    e.backward(with_role(gemm_kernel(HostOp::none, "output projection dW", qw, d, q_rows, 1, width, width), KernelRole::weight_gradient));
+    e.backward(with_gemm_shape(gemm_kernel(HostOp::backward, "output projection dX", q_rows, qw, d, 1, width, width), out_shape, q_rows));
+    e.backward(with_gemm_shape(with_role(gemm_kernel(HostOp::none, "output projection dW", qw, d, q_rows, 1, width, width), KernelRole::weight_gradient), out_shape, q_rows));
     if (c.bias) bias_gradient(e, q_rows, static_cast<double>(c.q_len), d, width);
     weight_cast_backward(e, qw * d, bias * d);
     if (cudnn) e.backward(stream_kernel(KernelClass::memset, HostOp::backward, "attention workspace", 0, 4 * q_rows * qw));
@@ -603,8 +640,9 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     // cuDNN accumulates dQ in FP32 and converts it to the input dtype in a last kernel.
     if (cudnn) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::none, "attention dQ conversion", 4 * q_rows * qw, width * q_rows * qw));
     for (const auto& [rows, out, name] : projections) {
-        if (at.input_gradient()) e.backward(gemm_kernel(HostOp::backward, "projection dX", rows, d, out, 1, width, width));
-        e.backward(with_role(gemm_kernel(at.input_gradient() ? HostOp::none : HostOp::backward, "projection dW", d, out, rows, 1, width, width), KernelRole::weight_gradient));
+        if (at.input_gradient())
+            e.backward(with_gemm_shape(gemm_kernel(HostOp::backward, "projection dX", rows, d, out, 1, width, width), projection_shape(out), rows));
+        e.backward(with_gemm_shape(with_role(gemm_kernel(at.input_gradient() ? HostOp::none : HostOp::backward, "projection dW", d, out, rows, 1, width, width), KernelRole::weight_gradient), projection_shape(out), rows));
         if (c.bias) bias_gradient(e, rows, rows / at.instances, out, width);
         weight_cast_backward(e, d * out, bias * out);
         if (cast && at.input_gradient())

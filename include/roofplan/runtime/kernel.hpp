@@ -113,6 +113,11 @@ struct Kernel {
     /// (its N), where a profile's measured convolutions (calibration/measured_conv.hpp) look them up.
     std::uint64_t conv_shape = 0;
     double images = 0;
+    /// Linear layers' GEMMs (and attention's projections, and the workspace fills of their backward):
+    /// GemmGeometry::key() of the layer (0: none) and the product's rows (tokens), where a profile's measured GEMMs
+    /// (calibration/measured_gemm.hpp) look them up.
+    std::uint64_t gemm_shape = 0;
+    double rows = 0;
     /// Attention kernels: a causal mask (the kernel skips the key blocks above the diagonal, not single pairs).
     /// Their GEMM view is m = query length, n = key length, k = head dimension, count = batch × heads.
     bool causal = false;

@@ -137,7 +137,9 @@ inline LoweredStep lower(const Model& model, std::int64_t batch, const StepConfi
         runtime_detail::optimizer(e);
     }
     LoweredStep out{e.kernels(), e.fallbacks()};
-    if (runtime == Runtime::compiled) out.kernels = compiled::fuse(std::move(out.kernels), e.training(), step.cuda_graphs);
+    if (runtime == Runtime::compiled)
+        out.kernels = compiled::fuse(std::move(out.kernels), step.cuda_graphs,
+                                     /*engine=*/!e.training() && step.precision == Precision::int8);
     return out;
 }
 
