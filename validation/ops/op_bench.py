@@ -373,8 +373,9 @@ def cases_memset(R):
 
 
 def autograd_pair(R, rec, build, ref_build, ws_fwd, ws_bwd, tol, set_cap_bwd=16, autocast=None,
-                  set_cap_fwd=4096):
-    """A forward case and a backward case of one op.  build(inputs) -> output; inputs from make(seed or None)."""
+                  set_cap_fwd=4096, checks=None):
+    """A forward case and a backward case of one op.  build(inputs) -> output; inputs from make(seed or None).
+    checks: (check_fwd, check_bwd) replacing the float64 comparison (ops whose output is random)."""
     env = R.env
     make, fn = build
     ac = autocast
@@ -401,6 +402,8 @@ def autograd_pair(R, rec, build, ref_build, ws_fwd, ws_bwd, tol, set_cap_bwd=16,
     def setup_fwd_grad(k):
         inputs = make(None, grad=True)
         return (lambda: run_fwd(inputs),)
+    if checks:
+        check_fwd = checks[0]
     R.run(r_f, setup_fwd_grad if rec.get("fwd_with_grad") else setup_fwd, check_fwd, ws_fwd, set_cap=set_cap_fwd)
 
     def check_bwd():
@@ -426,7 +429,7 @@ def autograd_pair(R, rec, build, ref_build, ws_fwd, ws_bwd, tol, set_cap_bwd=16,
     r_b = dict(rec, **{"pass": "bwd"})
     r_b["bytes"], r_b["flops"] = rec["bytes_bwd"], rec.get("flops_bwd", 0)
     r_b.pop("bytes_fwd"), r_b.pop("bytes_bwd"), r_b.pop("flops_fwd", None), r_b.pop("flops_bwd", None)
-    R.run(r_b, setup_bwd, check_bwd, ws_bwd, set_cap=set_cap_bwd)
+    R.run(r_b, setup_bwd, checks[1] if checks else check_bwd, ws_bwd, set_cap=set_cap_bwd)
 
 
 def precisions(env, amp_ok=True):
@@ -777,7 +780,9 @@ def cases_gemm(R):
                            "bytes": byts, "flops": flops}, setup, check, byts, set_cap=64)
 
 
-def cases_sdpa(R):
+def cases_sdpa(R, dropout=False):
+    """Fused attention (F.scaled_dot_product_attention), forward and backward; with `dropout`, only the cases that
+    drop probabilities (group sdpa_dropout)."""
     env = R.env
     if not hasattr(F, "scaled_dot_product_attention"):
         return
@@ -819,7 +824,41 @@ def cases_sdpa(R):
                        "shape": [B, H, T, d], "numel": n_qkv, "bytes_fwd": 4 * n_qkv * e,
                        "bytes_bwd": 8 * n_qkv * e, "flops_fwd": fl, "flops_bwd": int(2.5 * fl), "fwd_with_grad": True}
                 tol = TOL[dt] if dt != "fp32" else 1e-4
-                autograd_pair(R, rec, (make, fn), ref, 4 * n_qkv * e, 8 * n_qkv * e, tol, set_cap_bwd=4)
+                if not dropout:
+                    autograd_pair(R, rec, (make, fn), ref, 4 * n_qkv * e, 8 * n_qkv * e, tol, set_cap_bwd=4)
+                if not dropout or mask == "additive":
+                    continue
+                # The same with dropout on the probabilities (what training runs: BERT's and GPT-2's 0.1).  The
+                # output is random, so the check is that dropout happened and is unbiased: one call differs from
+                # the call without dropout, and the mean of 16 calls is at least 2.5x closer to it (1/sqrt(16) = 4x
+                # for independent masks).
+                P = 0.1
+
+                def fn_drop(q, k, v, mask=mask):
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=P, is_causal=(mask == "causal"))
+
+                def unbiased(grad, make=make, fn=fn, fn_drop=fn_drop):
+                    def check():
+                        ins = make(31, grad=grad)
+                        g = env.fresh(tuple(ins[0].shape), ins[0].dtype, 32) if grad else None
+
+                        def result(f):
+                            out = f(*ins[:3])
+                            if not grad:
+                                return [out.float()]
+                            return [x.float() for x in torch.autograd.grad(out, ins[:3], g)]
+                        plain = result(fn)
+                        one = result(fn_drop)
+                        runs = [result(fn_drop) for _ in range(16)]
+                        mean = [torch.stack([r[i] for r in runs]).mean(0) for i in range(len(plain))]
+                        e1 = max(relerr(a, b) for a, b in zip(one, plain))
+                        e16 = max(relerr(a, b) for a, b in zip(mean, plain))
+                        ok = 0 < e1 < 1 and e16 < e1 / 2.5
+                        return (0.0 if ok else math.inf), 1e-9, f"dropout {P}: one call {e1:.3g} from no dropout, mean of 16 {e16:.3g}"
+                    return check
+                drec = dict(rec, layout=f"mask={mask},dropout={P}")
+                autograd_pair(R, drec, (make, fn_drop), None, 4 * n_qkv * e, 8 * n_qkv * e, 0, set_cap_bwd=4,
+                              checks=(unbiased(False), unbiased(True)))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1190,11 +1229,12 @@ GROUPS = {
     "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
     "bn": cases_batchnorm, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
     "embedding": cases_embedding, "ce": cases_cross_entropy, "optim": cases_optimizer, "memset": cases_memset,
-    "gemm": cases_gemm, "sdpa": cases_sdpa, "pool": cases_pool, "autocast_host": autocast_host_cases,
+    "gemm": cases_gemm, "sdpa": cases_sdpa, "sdpa_dropout": lambda R: cases_sdpa(R, dropout=True),
+    "pool": cases_pool, "autocast_host": autocast_host_cases,
     "compiled_host": compiled_host_cases,
 }
 ORDER = ["floor", "host", "bn", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
-         "optim", "memset", "sdpa", "pool", "autocast_host", "compiled_host"]
+         "optim", "memset", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host"]
 
 
 def main():
