@@ -110,13 +110,18 @@ TEST_CASE("profiles: an array is not a profile, unknown fields are errors, every
     CHECK_THROWS_WITH_AS(io::profile_from_json(io::json{{"attention", 0.5}}, h200, "p.json"),
                          doctest::Contains("p.json: .attention: expected {"), Error);
     EfficiencyProfile p = default_profile(h200);
-    p.attention = {0.61, 0.43, 0.52, 0.57};
+    p.attention = {0.61, 0.43, 0.52, 0.57, 0.41, 0.33, 0.0, 0.0};
     p.kernel_class_source = FixedString<127>("ops.json");
     const EfficiencyProfile back = io::profile_from_json(io::to_json(p), h200, "r.json");
     CHECK(back.attention.forward == 0.61);
     CHECK(back.attention.backward == 0.43);
     CHECK(back.attention.simt_forward == 0.52);
     CHECK(back.attention.simt_backward == 0.57);
+    CHECK(back.attention.dropout_forward == 0.41);
+    CHECK(back.attention.dropout_backward == 0.33);
+    CHECK(back.attention.dropout_simt_forward == 0);
+    CHECK_THROWS_WITH_AS(io::profile_from_json(io::json{{"attention", {{"dropout_forward", 2.0}}}}, h200, "p.json"),
+                         doctest::Contains("attention.dropout_forward must be a fraction in (0, 1]"), Error);
 }
 
 TEST_CASE("model files: a model beyond 2^40 parameters is an error; 99,999 layers read in linear time") {

@@ -305,11 +305,12 @@ TEST_CASE("fused attention: executed key blocks under a causal mask, SMs left id
 TEST_CASE("attention efficiencies are fitted from sdpa cases: a known efficiency is recovered") {
     const Device& d = find_device("h200");
     EfficiencyProfile truth = default_profile(d);
-    truth.attention = {0.6, 0.45, 0.5, 0.55};
+    truth.attention = {0.6, 0.45, 0.5, 0.55, 0.4, 0.3, 0.35, 0.25};
     std::vector<OperatorSample> samples;
     for (const char* dtype : {"bf16", "fp32"})
         for (const char* pass : {"fwd", "bwd"})
-            for (const char* mask : {"mask=none", "mask=causal", "mask=additive"})
+            for (const char* mask : {"mask=none", "mask=causal", "mask=additive", "mask=none,dropout=0.1",
+                                     "mask=causal,dropout=0.1", "mask=additive,dropout=0.1"})
                 for (const auto& [b, t] : {std::pair{64.0, 128.0}, {8.0, 1024.0}, {21.0, 384.0}}) {
                     OperatorSample s;
                     s.op = "sdpa";
@@ -324,15 +325,39 @@ TEST_CASE("attention efficiencies are fitted from sdpa cases: a known efficiency
                     s.class_seconds = Roofline(d, truth, m).time(*k).total_s;
                     samples.push_back(s);
                 }
-    REQUIRE(samples.size() == 24);
+    REQUIRE(samples.size() == 48);
     EfficiencyProfile p = default_profile(d);
     const auto fits = calibration::fit_attention(samples, d, p);
-    REQUIRE(fits.size() == 4);
+    REQUIRE(fits.size() == 8);
     CHECK(p.attention.forward == doctest::Approx(0.6));
     CHECK(p.attention.backward == doctest::Approx(0.45));
     CHECK(p.attention.simt_forward == doctest::Approx(0.5));
     CHECK(p.attention.simt_backward == doctest::Approx(0.55));
+    // With dropout on the probabilities: efficiencies of their own.
+    CHECK(p.attention.dropout_forward == doctest::Approx(0.4));
+    CHECK(p.attention.dropout_backward == doctest::Approx(0.3));
+    CHECK(p.attention.dropout_simt_forward == doctest::Approx(0.35));
+    CHECK(p.attention.dropout_simt_backward == doctest::Approx(0.25));
     for (const auto& f : fits) CHECK(f.worst_rel_error < 1e-9);
+    // Without dropout cases the dropout efficiencies keep their values; 0 (a profile that has none) times the
+    // kernels with dropout as the ones without.
+    std::vector<OperatorSample> plain;
+    for (const OperatorSample& s : samples)
+        if (s.layout.find("dropout") == std::string::npos) plain.push_back(s);
+    EfficiencyProfile q = default_profile(d);
+    q.attention.dropout_forward = q.attention.dropout_backward = 0;
+    q.attention.dropout_simt_forward = q.attention.dropout_simt_backward = 0;
+    REQUIRE(calibration::fit_attention(plain, d, q).size() == 4);
+    CHECK(q.attention.dropout_forward == 0);
+    Kernel k = *calibration::attention_kernel(samples.front());
+    const double without = Roofline(d, q, MathClass::bf16_tensor).time(k).total_s;
+    k.dropout = true;
+    CHECK(Roofline(d, q, MathClass::bf16_tensor).time(k).total_s == doctest::Approx(without));
+    CHECK(Roofline(d, p, MathClass::bf16_tensor).time(k).total_s > without);
+    // The eager runtime marks training attention with dropout (BERT's and GPT-2's 0.1), not inference.
+    for (Mode mode : {Mode::train, Mode::infer})
+        for (const Kernel& x : lower(models::build("bert-squad"), 2, {Precision::amp_bf16, mode, Optimizer::adam}, Runtime::eager).kernels)
+            if (x.kind == KernelClass::attention) CHECK(x.dropout == (mode == Mode::train));
 }
 
 TEST_CASE("Hugging Face decoders append to their KV cache; eval-mode dropout costs the host a module call") {

@@ -2,6 +2,9 @@
 //
 // predict_resnet50_train: one full training-step prediction of a prebuilt ResNet-50 on one device (compiled
 //   once into a Predictor), totals only, and with the per-layer breakdown.
+// predict_resnet50_train_eager: the same with the eager runtime on an H200 (about 1,000 kernels through the
+//   host/GPU timeline, convolutions from the measured table), without and with the memory estimate (the step's
+//   allocations replayed through the caching allocator).
 // sweep_1e6: 10^6 predictions over (zoo model x batch x device x precision), one core; reports the seconds.
 #include <roofplan/roofplan.hpp>
 
@@ -26,6 +29,22 @@ void predict_resnet50_train(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(predict_resnet50_train)->Arg(0)->Arg(1)->ArgName("per_layer");
+
+void predict_resnet50_train_eager(benchmark::State& state) {
+    const roofplan::Model model = roofplan::models::resnet50();
+    const roofplan::Predictor predictor(model);
+    const roofplan::Device& device = roofplan::find_device("h200");
+    const roofplan::EfficiencyProfile profile = roofplan::default_profile(device);
+    roofplan::PredictRequest request{.batch = 256, .precision = roofplan::Precision::amp_bf16,
+                                     .estimate_memory = state.range(0) != 0, .per_layer = false,
+                                     .runtime = roofplan::Runtime::eager};
+    for (auto _ : state) {
+        roofplan::Prediction p = predictor(device, profile, request);
+        benchmark::DoNotOptimize(p);
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(predict_resnet50_train_eager)->Arg(0)->Arg(1)->ArgName("memory");
 
 void compile_resnet50(benchmark::State& state) {
     const roofplan::Model model = roofplan::models::resnet50();

@@ -151,11 +151,15 @@ struct AttentionFit {
 /// eager runtime lowers it: the fused kernel alone, with the bytes and multiply-adds the lowering counts.
 inline std::optional<Kernel> attention_kernel(const OperatorSample& s) {
     if (s.op != "sdpa" || s.shape.size() != 4 || !(s.class_seconds > 0)) return std::nullopt;
-    if (s.layout != "mask=none" && s.layout != "mask=causal") return std::nullopt;  // additive masks: not modelled
+    // "mask=none" or "mask=causal", with ",dropout=P" when the case drops probabilities (additive masks: not modelled).
+    const std::string_view layout = s.layout;
+    const std::size_t comma = layout.find(",dropout=");
+    const std::string_view mask = layout.substr(0, comma);
+    if (mask != "mask=none" && mask != "mask=causal") return std::nullopt;
     if (s.dtype != "bf16" && s.dtype != "fp16" && s.dtype != "fp32") return std::nullopt;
     const double b = s.shape[0], h = s.shape[1], t = s.shape[2], d = s.shape[3];
     if (!(b >= 1 && h >= 1 && t >= 1 && d >= 1)) return std::nullopt;
-    const bool causal = s.layout == "mask=causal", forward = s.pass == "fwd";
+    const bool causal = mask == "mask=causal", forward = s.pass == "fwd";
     const double width = s.dtype == "fp32" ? 4 : 2, n = b * h * t * d, lse = 4 * b * h * t;
     const double core = 2 * b * h * (causal ? t * (t + 1) / 2 : t * t) * d;
     Kernel k;
@@ -167,6 +171,7 @@ inline std::optional<Kernel> attention_kernel(const OperatorSample& s) {
     k.m = t, k.n = t, k.k = d, k.count = b * h;
     k.causal = causal;
     k.simt = s.dtype == "fp32";
+    k.dropout = comma != std::string_view::npos;
     return k;
 }
 
@@ -178,7 +183,7 @@ inline std::vector<AttentionFit> fit_attention(const std::vector<OperatorSample>
                                                EfficiencyProfile& profile) {
     const KernelClassCost& cls = profile.kernel_class[KernelClass::attention];
     const double fixed = cls.fixed_s >= 0 ? cls.fixed_s : profile.launch_s;
-    std::array<std::vector<std::array<double, 3>>, 4> rows;  // [simt * 2 + backward]: {peak_s, memory_s, t}
+    std::array<std::vector<std::array<double, 3>>, 8> rows;  // [dropout * 4 + simt * 2 + backward]: {peak_s, memory_s, t}
     for (const OperatorSample& s : samples) {
         const auto k = attention_kernel(s);
         if (!k) continue;
@@ -186,13 +191,18 @@ inline std::vector<AttentionFit> fit_attention(const std::vector<OperatorSample>
                                : s.dtype == "fp16" ? MathClass::fp16_tensor_fp32_acc : MathClass::fp32;
         const Roofline::AttentionParts p = Roofline(device, profile, math).attention(*k);
         if (!(p.peak_s > 0)) continue;
-        rows[(k->simt ? 2 : 0) + (k->part == StepPart::forward ? 0 : 1)].push_back({p.peak_s, p.memory_s + fixed, s.class_seconds});
+        rows[(k->dropout ? 4 : 0) + (k->simt ? 2 : 0) + (k->part == StepPart::forward ? 0 : 1)].push_back(
+            {p.peak_s, p.memory_s + fixed, s.class_seconds});
     }
     std::vector<AttentionFit> fits;
-    static constexpr std::array<const char*, 4> names{"attention forward (tensor cores)", "attention backward (tensor cores)",
-                                                      "attention forward (FP32 units)", "attention backward (FP32 units)"};
-    std::array<double*, 4> targets{&profile.attention.forward, &profile.attention.backward,
-                                   &profile.attention.simt_forward, &profile.attention.simt_backward};
+    static constexpr std::array<const char*, 8> names{
+        "attention forward (tensor cores)", "attention backward (tensor cores)", "attention forward (FP32 units)",
+        "attention backward (FP32 units)", "attention forward, dropout (tensor cores)",
+        "attention backward, dropout (tensor cores)", "attention forward, dropout (FP32 units)",
+        "attention backward, dropout (FP32 units)"};
+    AttentionEfficiency& a = profile.attention;
+    std::array<double*, 8> targets{&a.forward,         &a.backward,         &a.simt_forward,         &a.simt_backward,
+                                   &a.dropout_forward, &a.dropout_backward, &a.dropout_simt_forward, &a.dropout_simt_backward};
     for (std::size_t g = 0; g < rows.size(); ++g) {
         if (rows[g].size() < 2) continue;
         double num = 0, den = 0;  // t = peak_s · x + rest: minimise Σ (peak_s·x/t + rest/t − 1)²

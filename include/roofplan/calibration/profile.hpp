@@ -48,6 +48,14 @@ struct AttentionEfficiency {
     double backward = 0.44;
     double simt_forward = 0.53;
     double simt_backward = 0.56;
+    /// With dropout on the attention probabilities (the kernel draws its mask: Philox per score, the backward
+    /// draws it again), the same four; 0 in a profile file: as without dropout.  Defaults: `roofplan calibrate`
+    /// on validation/results/2026-11-24-h200-sdpa-dropout/ops_sdpa_dropout_h200.json (op_bench's sdpa_dropout
+    /// cases: p = 0.1, the shapes above; the kernels take 1.5-2.4x (bf16/fp16) and 1.2-1.3x (fp32) as long).
+    double dropout_forward = 0.20;
+    double dropout_backward = 0.25;
+    double dropout_simt_forward = 0.39;
+    double dropout_simt_backward = 0.47;
 };
 
 /// What the host CPU spends issuing work (seconds), a property of the host and the framework, not the GPU.
@@ -175,6 +183,11 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
     fraction(p.attention.backward, "attention.backward");
     fraction(p.attention.simt_forward, "attention.simt_forward");
     fraction(p.attention.simt_backward, "attention.simt_backward");
+    for (auto [value, name] : {std::pair{p.attention.dropout_forward, "attention.dropout_forward"},
+                               std::pair{p.attention.dropout_backward, "attention.dropout_backward"},
+                               std::pair{p.attention.dropout_simt_forward, "attention.dropout_simt_forward"},
+                               std::pair{p.attention.dropout_simt_backward, "attention.dropout_simt_backward"}})
+        if (value != 0) fraction(value, name);  // 0: as without dropout
     if (!(p.launch_s >= 0 && p.launch_s < 1)) detail::fail(where, ": launch_s must be in [0, 1) seconds");
     if (p.large_tile_m < 1 || p.large_tile_n < 1 || p.small_tile_m < 1 || p.small_tile_n < 1 ||
         p.large_tile_m > 4096 || p.large_tile_n > 4096 || p.small_tile_m > 4096 || p.small_tile_n > 4096)

@@ -145,7 +145,11 @@ public:
         const double fp32_rate = device.peak.fp32 * 1e12 * profile.gemm_efficiency(MathClass::fp32);
         s_per_simt_mac_ = fp32_rate > 0 ? 2.0 / fp32_rate : s_per_mac_;
         const AttentionEfficiency& a = profile.attention;
-        attention_efficiency_ = {{{a.forward, a.backward}, {a.simt_forward, a.simt_backward}}};
+        const auto or_plain = [](double dropout, double plain) { return dropout > 0 ? dropout : plain; };
+        attention_efficiency_ = {{{{{a.forward, a.backward}, {a.simt_forward, a.simt_backward}}},
+                                  {{{or_plain(a.dropout_forward, a.forward), or_plain(a.dropout_backward, a.backward)},
+                                    {or_plain(a.dropout_simt_forward, a.simt_forward),
+                                     or_plain(a.dropout_simt_backward, a.simt_backward)}}}}};
         for (std::size_t c = 0; c < kernel_class_count; ++c) {
             const KernelClassCost& k = profile.kernel_class[static_cast<KernelClass>(c)];
             class_s_per_byte_[c] = 1.0 / (bandwidth_ * (k.memory > 0 ? k.memory : profile.memory));
@@ -294,9 +298,9 @@ public:
         const double peak = k.simt ? vector_peak_ : peak_;
         return {peak > 0 ? 2.0 * macs * waves / peak : 0.0, k.bytes() * s_per_byte_};
     }
-    /// The profile's efficiency for an attention kernel (its pass and its units).
+    /// The profile's efficiency for an attention kernel (with or without dropout, its units and its pass).
     [[nodiscard]] double attention_efficiency(const Kernel& k) const {
-        return attention_efficiency_[k.simt ? 1 : 0][k.part == StepPart::forward ? 0 : 1];
+        return attention_efficiency_[k.dropout ? 1 : 0][k.simt ? 1 : 0][k.part == StepPart::forward ? 0 : 1];
     }
 
     /// The rate of a tensor-core GEMM whose N or K (a leading dimension) is not a multiple of 8 elements, relative
@@ -420,7 +424,7 @@ private:
     MeasuredGemms measured_gemm_;  // likewise (calibration/measured_gemm.hpp)
     double stream_ = 0.85;         // the profile's streaming fraction of the bandwidth (measured passes on another GPU)
     double s_per_simt_mac_ = 0;
-    std::array<std::array<double, 2>, 2> attention_efficiency_{};  ///< [simt][backward]
+    std::array<std::array<std::array<double, 2>, 2>, 2> attention_efficiency_{};  ///< [dropout][simt][backward]
     std::array<double, kernel_class_count> class_s_per_byte_{};
     std::array<double, kernel_class_count> class_fixed_s_{};
     bool quantize_ = true;

@@ -449,11 +449,16 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
     if (j.contains("attention")) {
         const json& a = j.at("attention");
         const std::string where = root + ".attention";
-        if (!a.is_object()) roofplan::detail::fail(where, ": expected {\"forward\": fraction, \"backward\": ..., \"simt_forward\": ..., \"simt_backward\": ...}");
+        if (!a.is_object()) roofplan::detail::fail(where, ": expected {\"forward\": fraction, \"backward\": ..., \"simt_forward\": ..., \"simt_backward\": ..., \"dropout_forward\": ..., ...}");
         AttentionEfficiency& e = p.attention;
         const std::pair<std::string_view, double*> fields[] = {{"forward", &e.forward}, {"backward", &e.backward},
-                                                               {"simt_forward", &e.simt_forward}, {"simt_backward", &e.simt_backward}};
-        reject_unknown_fields(a, where, {"forward", "backward", "simt_forward", "simt_backward"});
+                                                               {"simt_forward", &e.simt_forward}, {"simt_backward", &e.simt_backward},
+                                                               {"dropout_forward", &e.dropout_forward},
+                                                               {"dropout_backward", &e.dropout_backward},
+                                                               {"dropout_simt_forward", &e.dropout_simt_forward},
+                                                               {"dropout_simt_backward", &e.dropout_simt_backward}};
+        reject_unknown_fields(a, where, {"forward", "backward", "simt_forward", "simt_backward", "dropout_forward",
+                                         "dropout_backward", "dropout_simt_forward", "dropout_simt_backward"});
         for (auto [key, target] : fields)
             if (a.contains(std::string(key))) *target = detail::number(a, key, where);
     }
@@ -602,7 +607,11 @@ inline json to_json(const EfficiencyProfile& p) {
         const HostCosts& h = p.host;
         out["kernel_class"] = classes;
         out["attention"] = {{"forward", p.attention.forward}, {"backward", p.attention.backward},
-                            {"simt_forward", p.attention.simt_forward}, {"simt_backward", p.attention.simt_backward}};
+                            {"simt_forward", p.attention.simt_forward}, {"simt_backward", p.attention.simt_backward},
+                            {"dropout_forward", p.attention.dropout_forward},
+                            {"dropout_backward", p.attention.dropout_backward},
+                            {"dropout_simt_forward", p.attention.dropout_simt_forward},
+                            {"dropout_simt_backward", p.attention.dropout_simt_backward}};
         out["unaligned_even"] = p.unaligned_even;
         out["unaligned_odd"] = p.unaligned_odd;
         out["host"] = {{"module_s", h.module_s}, {"internal_s", h.internal_s}, {"backward_s", h.backward_s},

@@ -596,6 +596,7 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
                                 width * (q_rows * qw + 2 * kv_rows * kvw), width * q_rows * qw + 4 * q_rows * static_cast<double>(c.heads));
     sdpa.macs = core;
     sdpa.simt = simt;
+    sdpa.dropout = e.training() && c.dropout > 0;
     attention_shape(sdpa, at, c);
     sdpa.views = block_views;
     sdpa.containers = block_containers;
@@ -634,6 +635,7 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
                                     width * (q_rows * qw + 2 * kv_rows * kvw));
     sdpa_bwd.macs = 2.5 * core;  // recomputes QK^T, then dV, dP, dQ, dK: five products to the forward's two
     sdpa_bwd.simt = simt;
+    sdpa_bwd.dropout = sdpa.dropout;
     attention_shape(sdpa_bwd, at, c);
     sdpa_bwd.silent_backward_nodes = static_cast<std::uint8_t>(block_views + (c.causal ? 2 : 0));
     e.backward(sdpa_bwd);

@@ -121,6 +121,7 @@ struct Kernel {
     /// Attention kernels: a causal mask (the kernel skips the key blocks above the diagonal, not single pairs).
     /// Their GEMM view is m = query length, n = key length, k = head dimension, count = batch × heads.
     bool causal = false;
+    bool dropout = false;        ///< attention kernels: dropout on the probabilities (the kernel draws the mask)
     bool sync_before = false;    ///< the host waits for the GPU before issuing it (a .item(), a scaler check)
     double host_tensors = 0;     ///< tensors the host walks in Python before the launch (optimizer bookkeeping)
     bool adam_bookkeeping = false; ///< that walk is AdamW's (per-parameter state and step counts), not SGD's
