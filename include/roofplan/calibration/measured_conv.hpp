@@ -124,18 +124,19 @@ namespace detail {
 template <class Entry>
 constexpr MeasuredPoint measured_point(std::span<const Entry> entries, std::uint64_t key, MathClass math, Pass pass,
                                        bool conversions, double x) {
-    const auto group = std::tuple(key, math, pass, conversions);
-    const auto of = [](const Entry& e) { return std::tuple(e.key, e.math, e.pass, e.conversions); };
-    const auto first = std::lower_bound(entries.begin(), entries.end(), std::tuple(key, math, pass, conversions, 0.0),
-                                        [](const Entry& e, const auto& t) { return e.order() < t; });
-    if (first == entries.end() || of(*first) != group) return {};
-    auto last = first;
-    while (last + 1 != entries.end() && of(*(last + 1)) == group) ++last;
-    if (x <= first->coordinate()) return {first->efficiency, first->kernels};
-    if (x >= last->coordinate()) return {last->efficiency, last->kernels};
-    auto hi = first + 1;
-    while (hi->coordinate() < x) ++hi;
+    // One search: the first entry at or after (group, x); its neighbours in the group bracket x.
+    const auto in_group = [&](const Entry& e) {
+        return e.key == key && e.math == math && e.pass == pass && e.conversions == conversions;
+    };
+    const auto target = std::tuple(key, math, pass, conversions, x);
+    const auto hi = std::lower_bound(entries.begin(), entries.end(), target,
+                                     [](const Entry& e, const auto& t) { return e.order() < t; });
+    const bool hi_in = hi != entries.end() && in_group(*hi);
+    const bool lo_in = hi != entries.begin() && in_group(*(hi - 1));
+    if (!hi_in && !lo_in) return {};
+    if (!lo_in) return {hi->efficiency, hi->kernels};               // at or below the first measured point
     const Entry& lo = *(hi - 1);
+    if (!hi_in) return {lo.efficiency, lo.kernels};                 // above the last one
     const double a = lo.coordinate(), b = hi->coordinate();
     return {lo.efficiency + (hi->efficiency - lo.efficiency) * (x - a) / (b - a), x - a <= b - x ? lo.kernels : hi->kernels};
 }

@@ -429,6 +429,23 @@ inline json measured_gemm_json(const EfficiencyProfile& p) {
     return {{"source", p.measured_gemm_source.view()}, {"columns", measured_gemm_columns}, {"rows", rows}};
 }
 
+/// The GPU that measured a profile's measured tables: the profile's `device` (a built-in GPU, or the one predicted),
+/// or, when the file names none, the GPU predicted.
+inline void measured_on_from_json(const json& j, const Device& device, const std::string& root, EfficiencyProfile& p) {
+    if (!j.contains("measured_conv") && !j.contains("measured_gemm")) return;
+    MeasuredOn on = MeasuredOn::of(device);
+    if (j.contains("device")) {
+        const std::string name = j.at("device").get<std::string>();
+        if (const Device* d = find_builtin_device(name)) on = MeasuredOn::of(*d);
+        else if (!device.answers_to(name))
+            roofplan::detail::fail(root, ".device: '", name, "' is not a built-in GPU; a profile's measured tables are "
+                                   "fractions of the roofline of the GPU that measured them, so it must be one (see "
+                                   "`roofplan devices`) or the GPU predicted");
+    }
+    if (j.contains("measured_conv")) p.measured_conv.on = on;
+    if (j.contains("measured_gemm")) p.measured_gemm.on = on;
+}
+
 /// The kernel-class curves and host costs of a profile (optional; absent: the generation's defaults).
 ///   "kernel_class": {"elementwise": {"memory": 0.9, "fixed_s": 1.9e-6}, ...},
 ///   "host": {"module_s": 1.8e-5, "backward_s": 2.2e-5, ..., "source": "..."}
@@ -554,19 +571,7 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     kernel_classes_from_json(j, root, p);
     measured_conv_from_json(j, root, p);
     measured_gemm_from_json(j, root, p);
-    if (j.contains("measured_conv") || j.contains("measured_gemm")) {  // measured on the profile's device
-        MeasuredOn on = MeasuredOn::of(device);
-        if (j.contains("device")) {
-            const std::string name = j.at("device").get<std::string>();
-            if (const Device* d = find_builtin_device(name)) on = MeasuredOn::of(*d);
-            else if (!device.answers_to(name))
-                roofplan::detail::fail(root, ".device: '", name, "' is not a built-in GPU; a profile's measured tables are "
-                                       "fractions of the roofline of the GPU that measured them, so it must be one (see "
-                                       "`roofplan devices`) or the GPU predicted");
-        }
-        if (j.contains("measured_conv")) p.measured_conv.on = on;
-        if (j.contains("measured_gemm")) p.measured_gemm.on = on;
-    }
+    measured_on_from_json(j, device, root, p);
     for (auto [key, target] : {std::pair<std::string_view, int*>{"large_tile_m", &p.large_tile_m},
                                {"large_tile_n", &p.large_tile_n},
                                {"small_tile_m", &p.small_tile_m},

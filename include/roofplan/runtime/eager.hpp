@@ -556,6 +556,47 @@ inline void attention_shape(Kernel& k, const At& at, const MultiHeadAttention::C
     k.causal = c.causal;
 }
 
+/// The fused kernel, forward and backward: QK^T and PV for the unmasked pairs (the backward recomputes QK^T, then
+/// dV, dP, dQ, dK: five products to the forward's two); the forward reads Q, K, V and writes O and the log-sum-exp,
+/// the backward reads them with dO and writes dQ, dK, dV.  FP32 inputs run the memory-efficient kernel on the FMA
+/// units; training with dropout draws the mask in both.  The forward also carries a transformer block's Python glue
+/// (Hugging Face): the head split/merge views and the container modules around the attention and the MLP, whose
+/// views' autograd nodes the backward carries.
+inline std::array<Kernel, 2> sdpa_kernels(const Emitter& e, const At& at, const MultiHeadAttention& l, double width) {
+    const auto& c = l.config();
+    const double q_rows = at.instances * static_cast<double>(c.q_len), kv_rows = at.instances * static_cast<double>(c.kv_len);
+    const double qw = static_cast<double>(c.heads * c.head_dim), kvw = static_cast<double>(c.kv_heads * c.head_dim);
+    const double lse = 4 * q_rows * static_cast<double>(c.heads), core = at.instances * static_cast<double>(l.core_macs());
+    constexpr std::uint8_t block_views = 10, block_containers = 6;
+    Kernel forward = stream_kernel(KernelClass::attention, HostOp::module, "scaled dot-product attention",
+                                   width * (q_rows * qw + 2 * kv_rows * kvw), width * q_rows * qw + lse);
+    forward.macs = core;
+    forward.views = block_views;
+    forward.containers = block_containers;
+    Kernel backward = stream_kernel(KernelClass::attention, HostOp::none, "scaled dot-product attention backward",
+                                    width * (2 * q_rows * qw + 2 * kv_rows * kvw) + lse, width * (q_rows * qw + 2 * kv_rows * kvw));
+    backward.macs = 2.5 * core;
+    backward.silent_backward_nodes = static_cast<std::uint8_t>(block_views + (c.causal ? 2 : 0));
+    for (Kernel* k : {&forward, &backward}) {
+        k->simt = !e.amp();
+        k->dropout = e.training() && c.dropout > 0;
+        attention_shape(*k, at, c);
+    }
+    return {forward, backward};
+}
+
+/// A causal (decoder) layer appends its keys and values to Hugging Face's DynamicCache, which models create by
+/// default (use_cache), in training too: each of K and V is a new empty tensor (torch.tensor([]): three host ops, no
+/// kernel) concatenated with the step's keys or values (one cat kernel copying `bytes`); the cat's backward slices
+/// the gradient (an autograd node without a kernel).
+inline void kv_cache_append(Emitter& e, double bytes) {
+    for (const char* what : {"kv cache append (keys)", "kv cache append (values)"}) {
+        Kernel cat = stream_kernel(KernelClass::copy_cast, HostOp::module, what, bytes, bytes);
+        cat.views = 3;
+        e.forward(cat);
+    }
+}
+
 inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     const auto& c = l.config();
     const double width = bytes_of(e.compute());
@@ -565,7 +606,7 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     const double bias = c.bias ? 1.0 : 0.0;
     const bool cast = casts_input(e);
     HostSequence host;
-    const double in_q = q_rows * d, in_kv = kv_rows * d;
+    const double in_q = q_rows * d;
     struct Projection {
         double rows, out;
         std::string_view name;
@@ -586,36 +627,12 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
         weight_cast_forward(e, host, d * out, bias * out);
         e.forward(with_gemm_shape(gemm_kernel(host.next(), name, rows, out, d, 1, width, width), projection_shape(out), rows));
     }
-    // The fused kernel: QK^T and PV for the unmasked pairs; reads Q, K, V, writes O and the log-sum-exp.
-    const double core = at.instances * static_cast<double>(l.core_macs());
-    const bool simt = !e.amp();  // FP32 inputs run the memory-efficient kernel on the FMA units
-    // A transformer block's Python glue (Hugging Face): the head split/merge views and the container modules
-    // around the attention and the MLP, with the autograd nodes of the views in the backward.
-    constexpr std::uint8_t block_views = 10, block_containers = 6;
-    Kernel sdpa = stream_kernel(KernelClass::attention, HostOp::module, "scaled dot-product attention",
-                                width * (q_rows * qw + 2 * kv_rows * kvw), width * q_rows * qw + 4 * q_rows * static_cast<double>(c.heads));
-    sdpa.macs = core;
-    sdpa.simt = simt;
-    sdpa.dropout = e.training() && c.dropout > 0;
-    attention_shape(sdpa, at, c);
-    sdpa.views = block_views;
-    sdpa.containers = block_containers;
+    const auto [sdpa, sdpa_bwd] = sdpa_kernels(e, at, l, width);
     // cuDNN's fused attention (what amp inputs get on Hopper) zeroes its workspace first and, with dropout,
     // unpacks the Philox seed on the device; the memory-efficient kernel (FP32) launches alone.
-    // A causal (decoder) layer appends its keys and values to Hugging Face's DynamicCache, which models create by
-    // default (use_cache), in training too: each of K and V is a new empty tensor (torch.tensor([]): three host
-    // ops, no kernel) concatenated with the step's keys or values (one cat kernel copying them); the cat's
-    // backward slices the gradient (an autograd node without a kernel).
-    if (c.causal) {
-        for (const char* what : {"kv cache append (keys)", "kv cache append (values)"}) {
-            Kernel cat = stream_kernel(KernelClass::copy_cast, HostOp::module, what, width * kv_rows * kvw, width * kv_rows * kvw);
-            cat.views = 3;
-            e.forward(cat);
-        }
-    }
+    if (c.causal) kv_cache_append(e, width * kv_rows * kvw);
     const bool cudnn = e.amp();
-    const bool dropout = e.training() && c.dropout > 0;
-    if (cudnn && dropout) e.forward(stream_kernel(KernelClass::elementwise, HostOp::none, "unpack dropout seed", 16, 16));
+    if (cudnn && sdpa.dropout) e.forward(stream_kernel(KernelClass::elementwise, HostOp::none, "unpack dropout seed", 16, 16));
     if (cudnn) e.forward(stream_kernel(KernelClass::memset, HostOp::none, "attention workspace", 0, 4 * q_rows * static_cast<double>(c.heads)));
     e.forward(sdpa);
     e.forward(stream_kernel(KernelClass::copy_cast, HostOp::internal, "heads contiguous", width * q_rows * qw, width * q_rows * qw));
@@ -630,14 +647,6 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     weight_cast_backward(e, qw * d, bias * d);
     if (cudnn) e.backward(stream_kernel(KernelClass::memset, HostOp::backward, "attention workspace", 0, 4 * q_rows * qw));
     e.backward(stream_kernel(KernelClass::reduction, cudnn ? HostOp::none : HostOp::backward, "attention backward preprocess", 2 * width * q_rows * qw, 4 * q_rows * static_cast<double>(c.heads)));
-    Kernel sdpa_bwd = stream_kernel(KernelClass::attention, HostOp::none, "scaled dot-product attention backward",
-                                    width * (2 * q_rows * qw + 2 * kv_rows * kvw) + 4 * q_rows * static_cast<double>(c.heads),
-                                    width * (q_rows * qw + 2 * kv_rows * kvw));
-    sdpa_bwd.macs = 2.5 * core;  // recomputes QK^T, then dV, dP, dQ, dK: five products to the forward's two
-    sdpa_bwd.simt = simt;
-    sdpa_bwd.dropout = sdpa.dropout;
-    attention_shape(sdpa_bwd, at, c);
-    sdpa_bwd.silent_backward_nodes = static_cast<std::uint8_t>(block_views + (c.causal ? 2 : 0));
     e.backward(sdpa_bwd);
     // cuDNN accumulates dQ in FP32 and converts it to the input dtype in a last kernel.
     if (cudnn) e.backward(stream_kernel(KernelClass::copy_cast, HostOp::none, "attention dQ conversion", 4 * q_rows * qw, width * q_rows * qw));
@@ -657,7 +666,6 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
         for (std::size_t i = 1; i < projections.size(); ++i)
             e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "accumulate gradient", 2 * g * in_q, g * in_q, in_q));
     }
-    (void)in_kv;
     e.set_stream(e.compute());
 }
 
