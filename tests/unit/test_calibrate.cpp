@@ -712,7 +712,7 @@ TEST_CASE("the H200 tables predict the H100's own shape-by-shape measurements (c
         layers::Linear::Config c;
         c.in_features = s.geometry.in_features, c.out_features = s.geometry.out_features, c.bias = s.geometry.bias;
         c.rows = s.rows;
-        const double width = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16 ? 2.0 : 4.0;
+        const auto width = static_cast<double>(element_bytes(s.precision));
         const Kernel k = eager::linear_pass_kernel(layers::Linear(c), 1, s.pass, width, HostOp::none);
         const KernelTime t = Roofline(h100, profile, math).time(k);
         (s.rows <= 1024 ? small : large).push_back(t.total_s / s.seconds - 1);

@@ -137,6 +137,37 @@ def profile_segments(calls, spin):
     return segments
 
 
+def measure_runs(make, points, coordinate, passes, reps, spin, extra=lambda c: {}):
+    """Every pass of the op `make(point)` builds, at every point: two warm-up calls, the CUDA-event times
+    (time_pass), then one profiler pass over all of them for the kernels per call, their device time by class and
+    the four longest kernels' names.  Returns the runs: {coordinate: point, "pass", "median_s", "min_s", "max_s",
+    **extra(op), "kernels_per_call", "class_time_s", "kernel_names"}, or {coordinate: point, "error": "out of
+    memory"} for a point that did not fit."""
+    calls, runs = [], []
+    for point in points:
+        try:
+            c = make(point)
+            for p in passes:
+                for _ in range(2):
+                    c.run(p)
+                torch.cuda.synchronize()
+                med, lo, hi = time_pass(c, p, reps)
+                runs.append({coordinate: point, "pass": p, "median_s": med, "min_s": lo, "max_s": hi, **extra(c)})
+                calls.append((lambda c=c, p=p: c.run(p)))
+        except torch.cuda.OutOfMemoryError:
+            runs.append({coordinate: point, "error": "out of memory"})
+            torch.cuda.empty_cache()
+    timed = [r for r in runs if "error" not in r]
+    for r, seg in zip(timed, profile_segments(calls, spin)):
+        s = rc.summarize_kernels(seg, calls=3)
+        r["kernels_per_call"] = s["count"]
+        r["class_time_s"] = {k: v * 1e-6 for k, v in s["class_time_us"].items()}
+        r["kernel_names"] = [k["name"][:120] for k in s["kernels"][:4]]
+    del calls
+    torch.cuda.empty_cache()
+    return runs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", required=True)
@@ -174,33 +205,12 @@ def main():
             for p in passes:
                 err, ok = verify(key, mode, p)
                 rec["rel_error"][p], rec["verified"][p] = err, ok
-            calls, rows = [], []
-            for b in batches:
-                try:
-                    c = Conv(key, mode, b)
-                    for p in passes:
-                        for _ in range(2):
-                            c.run(p)
-                        torch.cuda.synchronize()
-                        med, lo, hi = time_pass(c, p, a.reps)
-                        rows.append({"batch": b, "pass": p, "median_s": med, "min_s": lo, "max_s": hi,
-                                     "output_hw": list(c.out_hw)})
-                        calls.append((lambda c=c, p=p: c.run(p)))
-                except torch.cuda.OutOfMemoryError:
-                    rows.append({"batch": b, "error": "out of memory"})
-                    torch.cuda.empty_cache()
-            timed = [r for r in rows if "error" not in r]
-            for r, seg in zip(timed, profile_segments(calls, spin)):
-                s = rc.summarize_kernels(seg, calls=3)
-                r["kernels_per_call"] = s["count"]
-                r["class_time_s"] = {k: v * 1e-6 for k, v in s["class_time_us"].items()}
-                r["kernel_names"] = [k["name"][:120] for k in s["kernels"][:4]]
+            rows = measure_runs(lambda b: Conv(key, mode, b), batches, "batch", passes, a.reps, spin,
+                                extra=lambda c: {"output_hw": list(c.out_hw)})
             rec["runs"] = rows
             doc["convolutions"].append(rec)
-            del calls
-            torch.cuda.empty_cache()
             rc.write_json(a.json, doc)
-            b32 = [r for r in timed if r["batch"] == 32]
+            b32 = [r for r in rows if r.get("batch") == 32 and "error" not in r]
             print(mode, models[0], cin, cout, ks, st, hw, f"{time.monotonic() - t0:.0f}s",
                   {r["pass"]: round(r["median_s"] * 1e6, 1) for r in b32},
                   {p: f"{rec['rel_error'][p]:.1e}" for p in passes}, flush=True)

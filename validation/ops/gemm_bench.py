@@ -30,7 +30,7 @@ import time
 
 import torch
 
-from conv_bench import profile_segments, rel_error, spin_name, time_pass
+from conv_bench import measure_runs, rel_error, spin_name
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/e2e")
 import rp_common as rc  # noqa: E402
@@ -142,32 +142,11 @@ def main():
             for p in PASSES:
                 err, ok = verify(key, mode, p)
                 rec["rel_error"][p], rec["verified"][p] = err, ok
-            calls, runs = [], []
-            for m in rows_list:
-                try:
-                    c = Gemm(key, mode, m)
-                    for p in PASSES:
-                        for _ in range(2):
-                            c.run(p)
-                        torch.cuda.synchronize()
-                        med, lo, hi = time_pass(c, p, a.reps)
-                        runs.append({"rows": m, "pass": p, "median_s": med, "min_s": lo, "max_s": hi})
-                        calls.append((lambda c=c, p=p: c.run(p)))
-                except torch.cuda.OutOfMemoryError:
-                    runs.append({"rows": m, "error": "out of memory"})
-                    torch.cuda.empty_cache()
-            timed = [r for r in runs if "error" not in r]
-            for r, seg in zip(timed, profile_segments(calls, spin)):
-                s = rc.summarize_kernels(seg, calls=3)
-                r["kernels_per_call"] = s["count"]
-                r["class_time_s"] = {k: v * 1e-6 for k, v in s["class_time_us"].items()}
-                r["kernel_names"] = [k["name"][:120] for k in s["kernels"][:4]]
+            runs = measure_runs(lambda m: Gemm(key, mode, m), rows_list, "rows", PASSES, a.reps, spin)
             rec["runs"] = runs
             doc["gemms"].append(rec)
-            del calls
-            torch.cuda.empty_cache()
             rc.write_json(a.json, doc)
-            at = [r for r in timed if r["rows"] == 128]
+            at = [r for r in runs if r.get("rows") == 128 and "error" not in r]
             print(mode, models[0], fin, fout, bias, f"{time.monotonic() - t0:.0f}s",
                   {r["pass"]: (round(r["median_s"] * 1e6, 1), r.get("kernels_per_call")) for r in at},
                   {p: f"{rec['rel_error'][p]:.1e}" for p in PASSES}, flush=True)

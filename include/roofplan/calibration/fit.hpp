@@ -264,7 +264,7 @@ inline void fit_conv_shapes(const Measurements& samples, const Device& device, C
         const MathClass math = math_class(device, s.precision, Mode::train);
         const std::uint64_t key = s.geometry.key();
         if (!seen.insert(std::tuple(key, math, s.pass, static_cast<double>(s.batch))).second) continue;
-        const double width = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16 ? 2.0 : 4.0;
+        const auto width = static_cast<double>(element_bytes(s.precision));
         const layers::Conv2D layer(s.geometry.config());
         const Kernel k = eager::conv_pass_kernel(layer, s.batch, s.pass, width, s.geometry.layout, HostOp::none);
         const double basis = Roofline(device, out.profile, math).measured_basis_s(k);
@@ -299,7 +299,7 @@ inline void fit_gemm_shapes(const Measurements& samples, const Device& device, C
         const MathClass math = math_class(device, s.precision, Mode::train);
         const std::uint64_t key = s.geometry.key();
         if (!seen.insert(std::tuple(key, math, s.pass, static_cast<double>(s.rows))).second) continue;
-        const double width = s.precision == Precision::amp_bf16 || s.precision == Precision::amp_fp16 ? 2.0 : 4.0;
+        const auto width = static_cast<double>(element_bytes(s.precision));
         layers::Linear::Config c;
         c.in_features = s.geometry.in_features, c.out_features = s.geometry.out_features, c.bias = s.geometry.bias;
         c.rows = s.rows;

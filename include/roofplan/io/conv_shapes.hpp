@@ -57,6 +57,17 @@ inline PassSeconds pass_seconds(const json& run, Precision precision, const std:
     return out;
 }
 
+/// The precision mode a shape-by-shape report ran a shape in (`.mode`: fp32, tf32, bf16, fp16, as the e2e suite's
+/// modes; bf16 and fp16 are autocast's).
+inline Precision shape_mode(const json& record, const std::string& where) {
+    constexpr std::array<std::pair<std::string_view, Precision>, 4> modes{
+        {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::amp_bf16}, {"fp16", Precision::amp_fp16}}};
+    const std::string mode = string_field(record, "mode", where);
+    const auto m = std::find_if(modes.begin(), modes.end(), [&](const auto& p) { return p.first == mode; });
+    if (m == modes.end()) roofplan::detail::fail(where, ".mode: '", mode, "' is not one of fp32, tf32, bf16, fp16");
+    return m->second;
+}
+
 }  // namespace detail
 
 /// The verified passes of a roofplan-conv-shapes report as measurements (a batch that ran out of memory is
@@ -68,17 +79,13 @@ inline Measurements conv_shapes_report(const json& report, const std::string& fi
                                ".convolutions array)");
     Measurements out;
     const json& convs = report.at("convolutions");
-    constexpr std::array<std::pair<std::string_view, Precision>, 4> modes{
-        {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::amp_bf16}, {"fp16", Precision::amp_fp16}}};
     constexpr std::array<std::pair<std::string_view, Pass>, 3> passes{
         {{"forward", Pass::forward}, {"backward_data", Pass::backward_data}, {"backward_filter", Pass::backward_weight}}};
     for (std::size_t i = 0; i < convs.size(); ++i) {
         const json& c = convs[i];
         const std::string where = file + ": .convolutions[" + std::to_string(i) + "]";
         if (!c.is_object()) roofplan::detail::fail(where, ": expected an object");
-        const std::string mode = detail::string_field(c, "mode", where);
-        const auto m = std::find_if(modes.begin(), modes.end(), [&](const auto& p) { return p.first == mode; });
-        if (m == modes.end()) roofplan::detail::fail(where, ".mode: '", mode, "' is not one of fp32, tf32, bf16, fp16");
+        const Precision precision = detail::shape_mode(c, where);
         const std::string layout = detail::string_field(c, "layout", where);
         if (layout != "nchw" && layout != "nhwc")
             roofplan::detail::fail(where, ".layout: '", layout, "' is not one of nchw, nhwc");
@@ -118,7 +125,7 @@ inline Measurements conv_shapes_report(const json& report, const std::string& fi
             ConvShapeSample s;
             s.where = at;
             s.geometry = g;
-            s.precision = m->second;
+            s.precision = precision;
             s.pass = p->second;
             const double batch = detail::number(r, "batch", at);
             if (!(batch >= 1 && batch < 1e9) || batch != static_cast<double>(static_cast<std::int64_t>(batch)))
@@ -152,17 +159,13 @@ inline Measurements gemm_shapes_report(const json& report, const std::string& fi
                                ".gemms array)");
     Measurements out;
     const json& gemms = report.at("gemms");
-    constexpr std::array<std::pair<std::string_view, Precision>, 4> modes{
-        {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::amp_bf16}, {"fp16", Precision::amp_fp16}}};
     constexpr std::array<std::pair<std::string_view, Pass>, 3> passes{
         {{"forward", Pass::forward}, {"backward_data", Pass::backward_data}, {"backward_weight", Pass::backward_weight}}};
     for (std::size_t i = 0; i < gemms.size(); ++i) {
         const json& g = gemms[i];
         const std::string where = file + ": .gemms[" + std::to_string(i) + "]";
         if (!g.is_object()) roofplan::detail::fail(where, ": expected an object");
-        const std::string mode = detail::string_field(g, "mode", where);
-        const auto m = std::find_if(modes.begin(), modes.end(), [&](const auto& p) { return p.first == mode; });
-        if (m == modes.end()) roofplan::detail::fail(where, ".mode: '", mode, "' is not one of fp32, tf32, bf16, fp16");
+        const Precision precision = detail::shape_mode(g, where);
         GemmGeometry geometry;
         for (auto [key, target] : {std::pair<const char*, std::int64_t*>{"in_features", &geometry.in_features},
                                    {"out_features", &geometry.out_features}}) {
@@ -191,7 +194,7 @@ inline Measurements gemm_shapes_report(const json& report, const std::string& fi
             GemmShapeSample s;
             s.where = at;
             s.geometry = geometry;
-            s.precision = m->second;
+            s.precision = precision;
             s.pass = p->second;
             const double rows = detail::number(r, "rows", at);
             if (!(rows >= 1 && rows < 1e9) || rows != static_cast<double>(static_cast<std::int64_t>(rows)))
