@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using namespace roofplan;
 
 namespace {
@@ -741,4 +743,33 @@ TEST_CASE("the H200 tables predict the H100's own shape-by-shape measurements (c
     CHECK(at(large, 0.9) < 0.15);
     CHECK(at(small, 0.1) > -0.2);
     CHECK(at(large, 0.1) > -0.2);
+}
+
+TEST_CASE("a measured table's hash index finds what a search of the table finds, hits and misses") {
+    // The built-in tables and one kept at run time carry an index (groups, samples, hash slots); the same lookups
+    // without it search the sorted table.  Every group is looked up below, between and above its coordinates.
+    const EfficiencyProfile p = default_profile(find_device("h200"));
+    const auto check = [](const auto& table) {
+        REQUIRE(!table.index.slots.empty());
+        int looked = 0;
+        for (const auto& e : table.entries)
+            for (const double x : {0.5, e.coordinate(), e.coordinate() * 1.37 + 0.5, 1e9}) {
+                const MeasuredPoint a = detail::measured_point(table.entries, table.index, e.key, e.math, e.pass, e.conversions, x);
+                const MeasuredPoint b = detail::measured_point(table.entries, {}, e.key, e.math, e.pass, e.conversions, x);
+                CHECK(a.efficiency == b.efficiency);
+                CHECK(a.kernels == b.kernels);
+                CHECK(a.efficiency > 0);
+                ++looked;
+            }
+        const auto& e = table.entries.front();
+        CHECK(detail::measured_point(table.entries, table.index, e.key + 1, e.math, e.pass, e.conversions, 8.0).efficiency == 0);
+        CHECK(detail::measured_point(table.entries, table.index, e.key, MathClass::int8_dp4a, e.pass, e.conversions, 8.0).efficiency == 0);
+        return looked;
+    };
+    CHECK(check(p.measured_conv) > 4000);
+    CHECK(check(p.measured_gemm) > 1000);
+    std::vector<MeasuredConv> some(p.measured_conv.entries.begin(), p.measured_conv.entries.begin() + 50);
+    std::reverse(some.begin(), some.end());
+    const MeasuredConvs kept = keep(std::move(some), "test");
+    CHECK(check(kept) == 200);
 }

@@ -469,3 +469,51 @@ TEST_CASE("eager Python keeps a module call's arguments until it returns (torchv
     CHECK(b.peak_layer.starts_with("encoder.layer."));
     CHECK(b.allocated_peak.value() == doctest::Approx(1167.7 * MiB).epsilon(0.05));  // measured, fresh process
 }
+
+TEST_CASE("an exact tape's replay index gives the walk's figures, field by field, at every batch and limit") {
+    // The ideal runtime's tapes are exact: Replayer::run finds their peaks from ExactIndex's blocks instead of
+    // walking every event.  The same tape without its index is walked; the two replays must agree exactly.
+    const auto same = [](const Replay& a, const Replay& b) {
+        CHECK(a.out_of_memory == b.out_of_memory);
+        CHECK(a.allocated_at_start == b.allocated_at_start);
+        CHECK(a.allocated_peak == b.allocated_peak);
+        CHECK(a.reserved_peak == b.reserved_peak);
+        CHECK(a.at_peak == b.at_peak);
+        CHECK(a.peak_phase == b.peak_phase);
+        CHECK(a.peak_node == b.peak_node);
+        CHECK(a.failed_tensor == b.failed_tensor);
+    };
+    int indexed = 0;
+    for (const char* id : {"resnet50", "bert-squad", "gpt2", "alexnet", "gnmt", "googlenet"}) {
+        const Model model = models::build(id, {});
+        const MemoryModel memory(model);
+        for (const Mode mode : {Mode::train, Mode::infer})
+            for (const Precision p : {Precision::fp32, Precision::amp_bf16})
+                for (const Optimizer o : {Optimizer::sgd, Optimizer::adam}) {
+                    if (mode == Mode::infer && o == Optimizer::adam) continue;
+                    MemoryRequest r = request(1, p, mode, o);
+                    r.runtime = Runtime::ideal;
+                    const Tape& tape = memory.tape(r, default_workspaces(find_device("h200")));
+                    REQUIRE(tape.exact_index != nullptr);
+                    Tape walked = tape;
+                    walked.exact_index.reset();
+                    Replayer fast, slow;
+                    for (const std::int64_t b : {1, 2, 3, 17, 64, 255, 4096}) {
+                        const Replay whole = slow.run(walked, b);
+                        same(fast.run(tape, b), whole);
+                        ++indexed;
+                        // Limits around the peak and below it (the walk decides those that run out).
+                        for (const std::int64_t limit : {whole.allocated_peak - 1, whole.allocated_peak,
+                                                         whole.allocated_peak + 1, whole.allocated_peak / 2})
+                            same(fast.run(tape, b, limit), slow.run(walked, b, limit));
+                    }
+                    CHECK_THROWS_WITH(fast.run(tape, std::int64_t{1} << 62), doctest::Contains("overflow"));
+                }
+    }
+    CHECK(indexed > 100);
+    // Only exact tapes are indexed: the eager runtime's goes through the allocator.
+    const Model model = models::resnet50();
+    MemoryRequest r = request(8, Precision::amp_bf16);
+    r.runtime = Runtime::eager;
+    CHECK(MemoryModel(model).tape(r, default_workspaces(find_device("h200"))).exact_index == nullptr);
+}

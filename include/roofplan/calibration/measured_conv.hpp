@@ -22,6 +22,8 @@
 #include <roofplan/work.hpp>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
@@ -30,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace roofplan {
@@ -118,34 +121,163 @@ struct MeasuredPoint {
 };
 
 namespace detail {
-/// The point of a table sorted by `order()` (key, math class, pass, part, coordinate) for one shape, math class,
-/// pass and part at `x`: the efficiency linear in the coordinate between measured points, the nearest point's
-/// outside them, and the kernels per call of the nearest point; {} when the table has no such entry.
+/// A measured table's groups (the entries of one shape, math class, pass and part) in table order: a search over
+/// these 16-byte records, which stay in the first-level cache, finds a group's entries without touching the table
+/// (a ResNet-50 step looks up some 250 passes).  A group's entries are [begin, the next group's begin); a sentinel
+/// (key 0, begin = the table's size) ends the list.
+struct MeasuredGroup {
+    std::uint64_t key = 0;
+    std::uint32_t tag = 0;    ///< math class, pass and part (`group_tag`), ordered as the table orders them
+    std::uint32_t begin = 0;  ///< the group's first entry
+};
+/// An entry's coordinate, efficiency and kernels per call, in table order: what a lookup reads of a group,
+/// 24 bytes instead of the entry's 160.
+struct MeasuredSample {
+    double coordinate = 0, efficiency = 0, kernels = 0;
+};
+/// A table's groups and samples, and a hash of the groups: `slots` (a power of two, at least twice the groups) holds
+/// 1 + a group's index at the slot of its key and tag or after it (linear probing), 0 where empty.  Empty: the
+/// table itself is searched.
+struct MeasuredIndex {
+    std::span<const MeasuredGroup> groups{};
+    std::span<const MeasuredSample> samples{};
+    std::span<const std::uint32_t> slots{};
+};
+/// The hash slots for `groups` groups (the sentinel included).
+constexpr std::size_t slot_count(std::size_t groups) { return std::bit_ceil(std::max<std::size_t>(2, 2 * groups)); }
+constexpr std::size_t slot_of(std::uint64_t key, std::uint32_t tag, std::size_t slots) {
+    const std::uint64_t h = (key ^ (static_cast<std::uint64_t>(tag) << 40)) * 0x9E3779B97F4A7C15ull;
+    return static_cast<std::size_t>(h >> (64 - std::countr_zero(slots)));
+}
+template <class Groups, class Out>
+constexpr void fill_slots(const Groups& groups, Out& out) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = 0;
+    for (std::size_t g = 0; g + 1 < groups.size(); ++g) {
+        std::size_t at = slot_of(groups[g].key, groups[g].tag, out.size());
+        while (out[at] != 0) at = (at + 1) & (out.size() - 1);
+        out[at] = static_cast<std::uint32_t>(g + 1);
+    }
+}
+constexpr std::uint32_t group_tag(MathClass math, Pass pass, bool conversions) {
+    return static_cast<std::uint32_t>(math) << 16 | static_cast<std::uint32_t>(pass) << 8 | (conversions ? 1u : 0u);
+}
 template <class Entry>
-constexpr MeasuredPoint measured_point(std::span<const Entry> entries, std::uint64_t key, MathClass math, Pass pass,
-                                       bool conversions, double x) {
-    // One search: the first entry at or after (group, x); its neighbours in the group bracket x.
-    const auto in_group = [&](const Entry& e) {
-        return e.key == key && e.math == math && e.pass == pass && e.conversions == conversions;
-    };
-    const auto target = std::tuple(key, math, pass, conversions, x);
-    const auto hi = std::lower_bound(entries.begin(), entries.end(), target,
-                                     [](const Entry& e, const auto& t) { return e.order() < t; });
-    const bool hi_in = hi != entries.end() && in_group(*hi);
-    const bool lo_in = hi != entries.begin() && in_group(*(hi - 1));
-    if (!hi_in && !lo_in) return {};
-    if (!lo_in) return {hi->efficiency, hi->kernels};               // at or below the first measured point
-    const Entry& lo = *(hi - 1);
-    if (!hi_in) return {lo.efficiency, lo.kernels};                 // above the last one
-    const double a = lo.coordinate(), b = hi->coordinate();
+constexpr bool same_group(const Entry& a, const Entry& b) {
+    return a.key == b.key && a.math == b.math && a.pass == b.pass && a.conversions == b.conversions;
+}
+/// The groups of a table sorted by `order()`, the sentinel included.
+template <class Entry>
+constexpr std::size_t group_count(std::span<const Entry> entries) {
+    std::size_t n = 1;
+    for (std::size_t i = 0; i < entries.size(); ++i) n += i == 0 || !same_group(entries[i - 1], entries[i]) ? 1 : 0;
+    return n;
+}
+template <class Entry, class Out>
+constexpr void fill_groups(std::span<const Entry> entries, Out& out) {
+    std::size_t g = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        if (i == 0 || !same_group(entries[i - 1], entries[i]))
+            out[g++] = {entries[i].key, group_tag(entries[i].math, entries[i].pass, entries[i].conversions),
+                        static_cast<std::uint32_t>(i)};
+    out[g] = {0, 0, static_cast<std::uint32_t>(entries.size())};
+}
+template <class Entry, class Out>
+constexpr void fill_samples(std::span<const Entry> entries, Out& out) {
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        out[i] = {entries[i].coordinate(), entries[i].efficiency, entries[i].kernels};
+}
+/// The groups and samples of a built-in (constexpr) table, computed by the compiler:
+/// `groups_of<group_count(t)>(t)`, `samples_of<t.size()>(t)`.
+template <std::size_t N, class Entry>
+consteval std::array<MeasuredGroup, N> groups_of(std::span<const Entry> entries) {
+    std::array<MeasuredGroup, N> out{};
+    fill_groups(entries, out);
+    return out;
+}
+template <std::size_t N, class Entry>
+consteval std::array<MeasuredSample, N> samples_of(std::span<const Entry> entries) {
+    std::array<MeasuredSample, N> out{};
+    fill_samples(entries, out);
+    return out;
+}
+template <std::size_t N, std::size_t G>
+consteval std::array<std::uint32_t, N> slots_of(const std::array<MeasuredGroup, G>& groups) {
+    std::array<std::uint32_t, N> out{};
+    fill_slots(groups, out);
+    return out;
+}
+
+constexpr double coordinate_of(const MeasuredSample& s) { return s.coordinate; }
+template <class Entry>
+constexpr double coordinate_of(const Entry& e) { return e.coordinate(); }
+/// The point at `x` of one group's entries or samples [first, last), in coordinate order: the first at or after x
+/// and the one before it bracket x.
+template <class Row>
+constexpr MeasuredPoint bracket(const Row* first, const Row* last, double x) {
+    const Row* hi = first;
+    while (hi != last && coordinate_of(*hi) < x) ++hi;
+    if (hi == first) return {hi->efficiency, hi->kernels};  // at or below the first measured point
+    const Row& lo = *(hi - 1);
+    if (hi == last) return {lo.efficiency, lo.kernels};      // above the last one
+    const double a = coordinate_of(lo), b = coordinate_of(*hi);
     return {lo.efficiency + (hi->efficiency - lo.efficiency) * (x - a) / (b - a), x - a <= b - x ? lo.kernels : hi->kernels};
 }
 
-/// Sorts and checks a measured table and keeps it for the life of the process (one store per entry type); an
-/// equal table already kept is returned instead.  `noun` names an entry in errors ("measured convolution"),
-/// `coordinate` its coordinate ("batch").
+/// The point of a table sorted by `order()` (key, math class, pass, part, coordinate) for one shape, math class,
+/// pass and part at `x`: the efficiency linear in the coordinate between measured points, the nearest point's
+/// outside them, and the kernels per call of the nearest point; {} when the table has no such entry.  With the
+/// table's index the group is found by its hash, else by a search over the table itself.
 template <class Entry>
-std::span<const Entry> keep_measured(std::vector<Entry> entries, std::string_view where, std::string_view noun,
+constexpr MeasuredPoint measured_point(std::span<const Entry> entries, const MeasuredIndex& index,
+                                       std::uint64_t key, MathClass math, Pass pass, bool conversions, double x) {
+    if (!index.slots.empty()) {
+        const std::uint32_t tag = group_tag(math, pass, conversions);
+        const std::size_t mask = index.slots.size() - 1;
+        for (std::size_t at = slot_of(key, tag, index.slots.size());; at = (at + 1) & mask) {
+            const std::uint32_t slot = index.slots[at];
+            if (slot == 0) return {};
+            const MeasuredGroup& g = index.groups[slot - 1];
+            if (g.key == key && g.tag == tag)
+                return bracket(index.samples.data() + g.begin, index.samples.data() + index.groups[slot].begin, x);
+        }
+    }
+    const Entry* first = nullptr;  // the group's entries
+    const Entry* last = nullptr;
+    {
+        const auto in_group = [&](const Entry& e) {
+            return e.key == key && e.math == math && e.pass == pass && e.conversions == conversions;
+        };
+        const auto target = std::tuple(key, math, pass, conversions, x);
+        const auto at = std::lower_bound(entries.begin(), entries.end(), target,
+                                         [](const Entry& e, const auto& t) { return e.order() < t; });
+        const bool at_in = at != entries.end() && in_group(*at);
+        const bool before_in = at != entries.begin() && in_group(*(at - 1));
+        if (!at_in && !before_in) return {};
+        first = before_in ? &*(at - 1) : &*at;
+        last = at_in ? &*at + 1 : &*at;
+    }
+    return bracket(first, last, x);
+}
+
+/// A table kept for the life of the process, with its groups.
+template <class Entry>
+struct KeptTable {
+    std::vector<Entry> entries;
+    std::vector<MeasuredGroup> groups;
+    std::vector<MeasuredSample> samples;
+    std::vector<std::uint32_t> slots;
+};
+template <class Entry>
+struct KeptView {
+    std::span<const Entry> entries;
+    MeasuredIndex index;
+};
+
+/// Sorts and checks a measured table and keeps it, with its groups, for the life of the process (one store per
+/// entry type); an equal table already kept is returned instead.  `noun` names an entry in errors ("measured
+/// convolution"), `coordinate` its coordinate ("batch").
+template <class Entry>
+KeptView<Entry> keep_measured(std::vector<Entry> entries, std::string_view where, std::string_view noun,
                                      std::string_view coordinate, std::size_t cap) {
     std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.order() < b.order(); });
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -160,20 +292,30 @@ std::span<const Entry> keep_measured(std::vector<Entry> entries, std::string_vie
                  std::to_string(e.coordinate()), ")");
     }
     static std::mutex mutex;
-    static std::deque<std::vector<Entry>> kept;
+    static std::deque<KeptTable<Entry>> kept;
     static std::size_t total = 0;
     const std::lock_guard<std::mutex> lock(mutex);
     const auto same = [](const Entry& a, const Entry& b) {
         return a.order() == b.order() && a.geometry == b.geometry && a.efficiency == b.efficiency && a.kernels == b.kernels;
     };
-    for (const std::vector<Entry>& k : kept)
-        if (std::equal(k.begin(), k.end(), entries.begin(), entries.end(), same)) return {k};
+    for (const KeptTable<Entry>& k : kept)
+        if (std::equal(k.entries.begin(), k.entries.end(), entries.begin(), entries.end(), same))
+            return {k.entries, {k.groups, k.samples, k.slots}};
     if (entries.size() > cap - total)
         fail(where, ": ", static_cast<std::int64_t>(entries.size()), " ", noun, "s would exceed the ",
              static_cast<std::int64_t>(cap), " a process keeps");
     total += entries.size();
-    kept.push_back(std::move(entries));
-    return {kept.back()};
+    KeptTable<Entry> table{std::move(entries), {}, {}, {}};
+    const std::span<const Entry> view(table.entries);
+    table.groups.resize(group_count(view));
+    fill_groups(view, table.groups);
+    table.samples.resize(view.size());
+    fill_samples(view, table.samples);
+    table.slots.resize(slot_count(table.groups.size()));
+    fill_slots(table.groups, table.slots);
+    kept.push_back(std::move(table));
+    const KeptTable<Entry>& k = kept.back();
+    return {k.entries, {k.groups, k.samples, k.slots}};
 }
 }  // namespace detail
 
@@ -181,6 +323,7 @@ std::span<const Entry> keep_measured(std::vector<Entry> entries, std::string_vie
 struct MeasuredConvs {
     std::span<const MeasuredConv> entries;
     MeasuredOn on{};  ///< the GPU that measured them
+    detail::MeasuredIndex index{};  ///< the entries' groups and samples (empty: the table is searched)
 
     [[nodiscard]] constexpr bool empty() const { return entries.empty(); }
     using Point = MeasuredPoint;
@@ -194,7 +337,7 @@ struct MeasuredConvs {
     /// The efficiency as `efficiency` gives it, and the kernels per call of the nearest measured batch.
     [[nodiscard]] constexpr Point at(std::uint64_t key, MathClass math, Pass pass, double batch,
                                      bool conversions = false) const {
-        return detail::measured_point(entries, key, math, pass, conversions, batch);
+        return detail::measured_point(entries, index, key, math, pass, conversions, batch);
     }
 };
 
@@ -209,7 +352,8 @@ inline constexpr std::size_t max_kept_measured_convs = max_kept_measured_entries
 /// shape, class, pass, part and batch, or more than `max_kept_measured_convs` entries kept in all; `where` names
 /// the origin.
 inline MeasuredConvs keep(std::vector<MeasuredConv> entries, std::string_view where) {
-    return {detail::keep_measured(std::move(entries), where, "measured convolution", "batch", max_kept_measured_convs)};
+    const auto kept = detail::keep_measured(std::move(entries), where, "measured convolution", "batch", max_kept_measured_convs);
+    return {kept.entries, {}, kept.index};
 }
 
 }  // namespace roofplan

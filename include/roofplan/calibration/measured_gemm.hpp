@@ -57,12 +57,13 @@ struct MeasuredGemm {
 struct MeasuredGemms {
     std::span<const MeasuredGemm> entries;
     MeasuredOn on{};  ///< the GPU that measured them
+    detail::MeasuredIndex index{};  ///< the entries' groups and samples (empty: the table is searched)
 
     [[nodiscard]] constexpr bool empty() const { return entries.empty(); }
     /// Pass `pass` of the linear layer `key` in `math` at `rows`: the efficiency linear between the measured row
     /// counts (the nearest one's outside them) and the nearest one's kernels per call; {} when not in the table.
     [[nodiscard]] constexpr MeasuredPoint at(std::uint64_t key, MathClass math, Pass pass, double rows) const {
-        return detail::measured_point(entries, key, math, pass, false, rows);
+        return detail::measured_point(entries, index, key, math, pass, false, rows);
     }
 };
 
@@ -70,7 +71,8 @@ struct MeasuredGemms {
 /// [0, 1e4], keys matching their geometry, no two entries of one shape, class, pass and rows) and kept for the life
 /// of the process, at most `max_kept_measured_entries` entries in all.
 inline MeasuredGemms keep(std::vector<MeasuredGemm> entries, std::string_view where) {
-    return {detail::keep_measured(std::move(entries), where, "measured GEMM", "rows", max_kept_measured_entries)};
+    const auto kept = detail::keep_measured(std::move(entries), where, "measured GEMM", "rows", max_kept_measured_entries);
+    return {kept.entries, {}, kept.index};
 }
 
 }  // namespace roofplan

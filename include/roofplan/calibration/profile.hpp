@@ -223,6 +223,20 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
 /// TF32 sits a little lower than FP16; INT8 tensor GEMMs ~70%; DP4A GEMMs ~80% of the DP4A issue rate.  STREAM
 /// copy reaches ~88% of HBM bandwidth (our own H100 and H200 runs: 2960/3350 and 4146/4800 GB/s) and ~85% of GDDR.
 /// Calibration (calibration/fit.hpp) replaces all of these with fitted values.
+/// The built-in tables' lookup indexes (calibration/measured_conv.hpp, MeasuredIndex), computed by the compiler.
+inline constexpr auto measured_conv_h200_groups =
+    detail::groups_of<detail::group_count(measured_conv_h200_data)>(measured_conv_h200_data);
+inline constexpr auto measured_conv_h200_samples =
+    detail::samples_of<measured_conv_h200_data.size()>(measured_conv_h200_data);
+inline constexpr auto measured_gemm_h200_groups =
+    detail::groups_of<detail::group_count(measured_gemm_h200_data)>(measured_gemm_h200_data);
+inline constexpr auto measured_gemm_h200_samples =
+    detail::samples_of<measured_gemm_h200_data.size()>(measured_gemm_h200_data);
+inline constexpr auto measured_conv_h200_slots =
+    detail::slots_of<detail::slot_count(measured_conv_h200_groups.size())>(measured_conv_h200_groups);
+inline constexpr auto measured_gemm_h200_slots =
+    detail::slots_of<detail::slot_count(measured_gemm_h200_groups.size())>(measured_gemm_h200_groups);
+
 constexpr EfficiencyProfile default_profile(const Device& d) {
     EfficiencyProfile p;
     p.source = FixedString<127>("default (").append(to_string(d.architecture)).append(" generation)");
@@ -304,11 +318,11 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
             // Both tables were measured on an H200: a prediction for another Hopper GPU moves each pass by its bound
             // (engine/roofline.hpp).
             const MeasuredOn h200 = MeasuredOn::of(*find_builtin_device("h200"));
-            p.measured_conv = {measured_conv_h200_data, h200};
+            p.measured_conv = {measured_conv_h200_data, h200, {measured_conv_h200_groups, measured_conv_h200_samples, measured_conv_h200_slots}};
             p.measured_conv_source = FixedString<127>(measured_conv_h200_source);
             // The suite's transformers' linear layers measured shape by shape on an H200 through PyTorch
             // (calibration/measured_gemm.hpp): what cuBLAS 13 runs on sm_90, kernels per call included.
-            p.measured_gemm = {measured_gemm_h200_data, h200};
+            p.measured_gemm = {measured_gemm_h200_data, h200, {measured_gemm_h200_groups, measured_gemm_h200_samples, measured_gemm_h200_slots}};
             p.measured_gemm_source = FixedString<127>(measured_gemm_h200_source);
             break;
     }

@@ -410,17 +410,17 @@ private:
                        const PredictRequest& request, Prediction& out) const {
         const StepConfig step{request.precision, request.mode, request.optimizer, request.cuda_graphs};
         std::vector<std::string> fallbacks;
-        thread_local std::vector<Kernel> kernels;  // reused: a sweep allocates the step's kernels once per thread
+        const bool keep = request.per_layer || request.kernels;
+        Timeline t;
         if (request.runtime == Runtime::eager) {  // lowered once per settings, evaluated at the batch
             const Program& program = program_for(step);
-            program.at(request.batch, kernels);
+            t = simulate(program, request.batch, roofline, profile.host, keep);
             fallbacks = program.fallbacks();
         } else {
             LoweredStep lowered = lower(*model_, request.batch, step, request.runtime);
-            kernels = std::move(lowered.kernels);
+            t = simulate(lowered.kernels, roofline, profile.host, keep);
             fallbacks = std::move(lowered.fallbacks);
         }
-        Timeline t = simulate(kernels, roofline, profile.host, request.per_layer || request.kernels);
         Totals totals;
         totals.phase[Phase::forward] = t.part_s[StepPart::forward];
         totals.phase[Phase::optimizer] = t.part_s[StepPart::optimizer];

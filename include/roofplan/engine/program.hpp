@@ -37,24 +37,27 @@ public:
         fallbacks_ = std::move(one.fallbacks);
     }
 
+    /// Kernel `i` at `batch` (what a simulation reads one kernel at a time, without the whole step's copy).
+    [[nodiscard]] Kernel kernel(std::size_t i, std::int64_t batch) const {
+        Kernel k = base_[i];
+        const Slope& s = slope_[i];
+        const double extra = static_cast<double>(batch) - 1.0;
+        k.macs += s.macs * extra;
+        k.vector_flops += s.vector_flops * extra;
+        k.bytes_read += s.bytes_read * extra;
+        k.bytes_written += s.bytes_written * extra;
+        k.m += s.m * extra;
+        k.n += s.n * extra;
+        k.k += s.k * extra;
+        k.count += s.count * extra;
+        k.images += s.images * extra;
+        k.rows += s.rows * extra;
+        return k;
+    }
     /// The kernels at `batch` (written into `out`, reusing its storage).
     void at(std::int64_t batch, std::vector<Kernel>& out) const {
-        const double extra = static_cast<double>(batch) - 1.0;
-        out = base_;
-        for (std::size_t i = 0; i < out.size(); ++i) {
-            Kernel& k = out[i];
-            const Slope& s = slope_[i];
-            k.macs += s.macs * extra;
-            k.vector_flops += s.vector_flops * extra;
-            k.bytes_read += s.bytes_read * extra;
-            k.bytes_written += s.bytes_written * extra;
-            k.m += s.m * extra;
-            k.n += s.n * extra;
-            k.k += s.k * extra;
-            k.count += s.count * extra;
-            k.images += s.images * extra;
-            k.rows += s.rows * extra;
-        }
+        out.resize(base_.size());
+        for (std::size_t i = 0; i < out.size(); ++i) out[i] = kernel(i, batch);
     }
     [[nodiscard]] std::vector<Kernel> at(std::int64_t batch) const {
         std::vector<Kernel> out;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <roofplan/calibration/profile.hpp>
+#include <roofplan/engine/program.hpp>
 #include <roofplan/engine/roofline.hpp>
 #include <roofplan/runtime/kernel.hpp>
 
@@ -66,16 +67,18 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
     return t + h.launch_s + k.host_tensors * (k.adam_bookkeeping ? h.adam_per_tensor_s : h.per_tensor_s);
 }
 
-/// Simulates the kernels of one step on a device (`roofline`) driven by a host (`host`).  With `graphs`, kernels
-/// after a graph launch cost the host nothing until the next one.
-inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roofline, const HostCosts& host,
-                         bool keep_kernels = false) {
+/// Simulates the `count` kernels of one step, `kernel(i)` giving the i-th, on a device (`roofline`) driven by a
+/// host (`host`).  Kernels after a CUDA graph's launch cost the host nothing until the next one.
+template <class KernelAt>
+Timeline simulate_each(std::size_t count, KernelAt&& kernel, const Roofline& roofline, const HostCosts& host,
+                       bool keep_kernels) {
     Timeline out;
     double launches = 0;
-    if (keep_kernels) out.kernels.reserve(kernels.size());
+    if (keep_kernels) out.kernels.reserve(count);
     double cpu = 0, gpu = 0;
     bool in_graph = false;
-    for (const Kernel& k : kernels) {
+    for (std::size_t i = 0; i < count; ++i) {
+        const Kernel& k = kernel(i);
         if (k.host == HostOp::graph) in_graph = true;
         else if (k.host != HostOp::none || k.part == StepPart::optimizer) in_graph = false;
         const KernelTime t = roofline.time(k);
@@ -102,6 +105,19 @@ inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roo
     out.step_s = std::max(cpu, gpu) + host.sync_s;
     out.gpu_idle_s = std::max(0.0, out.step_s - out.gpu_busy_s);
     return out;
+}
+
+/// Simulates the kernels of one step (see simulate_each).
+inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roofline, const HostCosts& host,
+                         bool keep_kernels = false) {
+    return simulate_each(kernels.size(), [&](std::size_t i) -> const Kernel& { return kernels[i]; }, roofline, host,
+                         keep_kernels);
+}
+/// Simulates a lowered program's kernels at `batch`, evaluating each as the simulation reaches it.
+inline Timeline simulate(const Program& program, std::int64_t batch, const Roofline& roofline, const HostCosts& host,
+                         bool keep_kernels = false) {
+    return simulate_each(program.size(), [&](std::size_t i) { return program.kernel(i, batch); }, roofline, host,
+                         keep_kernels);
 }
 
 }  // namespace roofplan

@@ -239,7 +239,9 @@ private:
         const std::lock_guard<std::mutex> lock(cache_->mutex);
         for (const auto& [settings, tape] : cache_->tapes)
             if (same(settings, s)) return *tape;
-        cache_->tapes.emplace_back(s, std::make_unique<Tape>(record_step(*model_, s)));
+        auto tape = std::make_unique<Tape>(record_step(*model_, s));
+        index_exact(*tape);
+        cache_->tapes.emplace_back(s, std::move(tape));
         return *cache_->tapes.back().second;
     }
     /// The largest batch at which every size of the tape, and their sum, fits in 64 bits.

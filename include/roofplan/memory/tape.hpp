@@ -13,9 +13,11 @@
 #include <roofplan/memory/allocator.hpp>
 #include <roofplan/memory/conv_workspace.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -98,6 +100,40 @@ struct SavedTensor {
     std::uint32_t value = no_node;
 };
 
+struct Tape;
+
+/// An exact tape (no allocator) holds what a replay needs without walking it event by event: with sizes affine in
+/// the batch, the allocated total after every allocation of the replay (setup, first step, two steady steps) is a
+/// line F + P·batch.  The allocations are cut into blocks of `block` consecutive ones (never across the measured
+/// step's start), each with an upper bound max F + max P·batch of its lines, the lines where those maxima are
+/// reached, and the totals per category before its first allocation.  A replay then scans only the blocks that
+/// can hold the step's peak or exceed the limit (Replayer::run; a unit test checks it against the walk, field by
+/// field).  Built by `index_exact` for tapes whose sizes are all affine; absent otherwise.
+struct ExactIndex {
+    static constexpr std::uint32_t block = 32;
+    struct Line {
+        std::int64_t fixed = 0, per_sample = 0;  ///< the allocated total after the allocation
+        std::uint8_t part = 0;                   ///< 0 setup, 1 first step, 2 and 3 the steady steps
+        std::uint32_t position = 0;              ///< the event's index in its part
+    };
+    struct Totals {  ///< allocated bytes by category, as lines in the batch
+        std::array<std::int64_t, category_count> fixed{}, per_sample{};
+    };
+    struct Block {
+        std::uint32_t lines_begin = 0, lines_end = 0;
+        std::int64_t max_fixed = 0, max_per_sample = 0;  ///< over the block's lines
+        std::uint32_t at_max_fixed = 0, at_max_per_sample = 0;  ///< lines reaching them (exact lower bounds)
+        Totals before;  ///< by category, before the block's first allocation
+    };
+    std::vector<Line> lines;
+    std::vector<Block> blocks;
+    std::size_t measured_block = 0;  ///< the first block of the last steady step (blocks.size(): none)
+    Totals measured_start;           ///< by category, at the last steady step's start
+    std::int64_t max_fixed = 0, max_per_sample = 0;  ///< over every line (bounds of every total and size)
+    std::int64_t max_tensor_fixed = 0, max_tensor_per_sample = 0;  ///< over every tensor (the walk sizes them all)
+    std::size_t tensors = 0, setup = 0, first_step = 0, steady_step = 0;  ///< the tape's sizes, when indexed
+};
+
 /// A recorded step: its tensors and its events in three parts (setup, first step, steady step).
 struct Tape {
     struct Tensor {
@@ -108,7 +144,66 @@ struct Tape {
     std::vector<Event> setup, first_step, steady_step;
     bool exact = false;  ///< no allocator: blocks are the requested bytes, reserved = allocated (the ideal runtime)
     std::vector<std::vector<SavedTensor>> saved;  ///< per node, what it saved in the steady step (training)
+    std::shared_ptr<const ExactIndex> exact_index;  ///< an exact tape's replay index (`index_exact`), or none
 };
+
+/// Builds an exact tape's replay index (see ExactIndex); leaves the tape without one when it is not exact, a size is
+/// not affine (a measured workspace curve) or a total overflows 64 bits at batch 1.
+inline void index_exact(Tape& tape) {
+    tape.exact_index.reset();
+    if (!tape.exact) return;
+    auto index = std::make_shared<ExactIndex>();
+    ExactIndex& x = *index;
+    for (const Tape::Tensor& t : tape.tensors) {
+        if (t.bytes.measured.points != nullptr || t.bytes.per_sample < 0 || t.bytes.fixed < 0) return;
+        x.max_tensor_per_sample = std::max(x.max_tensor_per_sample, t.bytes.per_sample);
+        x.max_tensor_fixed = std::max(x.max_tensor_fixed, t.bytes.fixed);
+    }
+    ExactIndex::Totals now;
+    std::int64_t fixed = 0, per_sample = 0;
+    const std::int64_t room = std::numeric_limits<std::int64_t>::max() / 2;
+    const std::array<const std::vector<Event>*, 4> parts{&tape.setup, &tape.first_step, &tape.steady_step,
+                                                          &tape.steady_step};
+    x.measured_block = std::numeric_limits<std::size_t>::max();
+    for (std::uint8_t part = 0; part < parts.size(); ++part) {
+        if (part == 3) x.measured_start = now;
+        bool open = false;  // a block is being filled (closed at each part's end, so the measured step starts one)
+        const std::vector<Event>& events = *parts[part];
+        for (std::uint32_t i = 0; i < events.size(); ++i) {
+            const Event& e = events[i];
+            if (e.kind == Event::Kind::empty_cache) continue;
+            const Tape::Tensor& t = tape.tensors[e.tensor];
+            const auto c = static_cast<std::size_t>(t.category);
+            const std::int64_t sign = e.kind == Event::Kind::free ? -1 : 1;
+            if (sign > 0 && (!open || x.lines.size() - x.blocks.back().lines_begin == ExactIndex::block)) {
+                if (part == 3 && x.measured_block > x.blocks.size()) x.measured_block = x.blocks.size();
+                ExactIndex::Block b;
+                b.lines_begin = b.lines_end = static_cast<std::uint32_t>(x.lines.size());
+                b.before = now;
+                x.blocks.push_back(b);
+                open = true;
+            }
+            now.fixed[c] += sign * t.bytes.fixed;
+            now.per_sample[c] += sign * t.bytes.per_sample;
+            fixed += sign * t.bytes.fixed;
+            per_sample += sign * t.bytes.per_sample;
+            if (fixed > room || per_sample > room) return;  // beyond what a replay can hold
+            if (sign < 0) continue;
+            ExactIndex::Block& b = x.blocks.back();
+            const auto line = static_cast<std::uint32_t>(x.lines.size());
+            if (line == b.lines_begin || fixed > b.max_fixed) b.max_fixed = fixed, b.at_max_fixed = line;
+            if (line == b.lines_begin || per_sample > b.max_per_sample) b.max_per_sample = per_sample, b.at_max_per_sample = line;
+            x.lines.push_back({fixed, per_sample, part, i});
+            x.max_fixed = std::max(x.max_fixed, fixed);
+            x.max_per_sample = std::max(x.max_per_sample, per_sample);
+            b.lines_end = line + 1;
+        }
+    }
+    if (x.measured_block > x.blocks.size()) x.measured_block = x.blocks.size();
+    x.tensors = tape.tensors.size(), x.setup = tape.setup.size(), x.first_step = tape.first_step.size();
+    x.steady_step = tape.steady_step.size();
+    tape.exact_index = std::move(index);
+}
 
 /// The figures of a replay at one batch.
 struct Replay {
@@ -130,6 +225,10 @@ public:
     Replay run(const Tape& tape, std::int64_t batch, std::int64_t limit = std::numeric_limits<std::int64_t>::max(),
                int steady_steps = 2) {
         detail::require_batch(batch);
+        if (const ExactIndex* x = tape.exact_index.get(); x != nullptr && steady_steps == 2 && indexes(*x, tape)) {
+            Replay out;
+            if (run_indexed(tape, *x, batch, limit, out)) return out;
+        }
         allocator_.reset(limit);
         limit_ = limit;
         exact_ = tape.exact;
@@ -151,6 +250,73 @@ public:
     }
 
 private:
+    static bool indexes(const ExactIndex& x, const Tape& tape) {
+        return tape.exact && x.tensors == tape.tensors.size() && x.setup == tape.setup.size() &&
+               x.first_step == tape.first_step.size() && x.steady_step == tape.steady_step.size();
+    }
+    /// The replay of an exact tape from its index (see ExactIndex): false when the walk must decide (a size that
+    /// overflows, which the walk reports, or an allocation beyond `limit`, whose partial figures the walk gives).
+    static bool run_indexed(const Tape& tape, const ExactIndex& x, std::int64_t batch, std::int64_t limit, Replay& out) {
+        // Every total below is at most the largest line's, max F + max P·batch: when that fits in 64 bits, so does
+        // every size and sum (else the walk reports the overflow or the allocation it cannot make).
+        constexpr std::int64_t top = std::numeric_limits<std::int64_t>::max();
+        if (x.max_per_sample > 0 && batch > (top - x.max_fixed) / x.max_per_sample) return false;
+        if (x.max_tensor_per_sample > 0 && batch > (top - x.max_tensor_fixed) / x.max_tensor_per_sample) return false;
+        using wide = std::int64_t;
+        const auto value = [&](std::int64_t fixed, std::int64_t per_sample) { return fixed + per_sample * batch; };
+        const auto line = [&](std::uint32_t l) { return value(x.lines[l].fixed, x.lines[l].per_sample); };
+        const auto total = [&](const ExactIndex::Totals& t) {
+            wide sum = 0;
+            for (std::size_t c = 0; c < category_count; ++c) sum += value(t.fixed[c], t.per_sample[c]);
+            return sum;
+        };
+        for (const ExactIndex::Block& k : x.blocks)  // no allocation beyond the limit
+            if (value(k.max_fixed, k.max_per_sample) > limit)
+                for (std::uint32_t l = k.lines_begin; l < k.lines_end; ++l)
+                    if (line(l) > limit) return false;
+        // The measured step's peak: the first allocation reaching the largest total above the step's start.  A
+        // block whose bound is below a total some line reaches cannot hold it.
+        const wide start = total(x.measured_start);
+        wide floor = start;
+        for (std::size_t j = x.measured_block; j < x.blocks.size(); ++j)
+            floor = std::max({floor, line(x.blocks[j].at_max_fixed), line(x.blocks[j].at_max_per_sample)});
+        wide best = start;
+        std::size_t best_block = x.blocks.size();
+        std::uint32_t best_line = 0;
+        for (std::size_t j = x.measured_block; j < x.blocks.size(); ++j) {
+            const ExactIndex::Block& k = x.blocks[j];
+            if (value(k.max_fixed, k.max_per_sample) < floor) continue;
+            for (std::uint32_t l = k.lines_begin; l < k.lines_end; ++l)
+                if (const wide v = line(l); v > best) best = v, best_block = j, best_line = l;
+        }
+        const auto bytes = [&](const ExactIndex::Totals& t, std::size_t c) {
+            return value(t.fixed[c], t.per_sample[c]);
+        };
+        if (x.measured_block < x.blocks.size())
+            out.allocated_at_start = total(x.blocks[x.measured_block].before);
+        out.allocated_peak = out.reserved_peak = best;
+        if (best_block == x.blocks.size()) {
+            for (std::size_t c = 0; c < category_count; ++c) out.at_peak[c] = bytes(x.measured_start, c);
+            return true;
+        }
+        // The categories at the peak: from the block's start, the events up to the peak's allocation.
+        const ExactIndex::Block& k = x.blocks[best_block];
+        for (std::size_t c = 0; c < category_count; ++c) out.at_peak[c] = bytes(k.before, c);
+        const ExactIndex::Line& first = x.lines[k.lines_begin];
+        const ExactIndex::Line& peak = x.lines[best_line];
+        const std::vector<Event>& events = first.part == 0 ? tape.setup : first.part == 1 ? tape.first_step : tape.steady_step;
+        for (std::uint32_t i = first.position; i <= peak.position; ++i) {
+            const Event& e = events[i];
+            if (e.kind == Event::Kind::empty_cache) continue;
+            const AffineBytes& size = tape.tensors[e.tensor].bytes;
+            const std::int64_t n = value(size.fixed, size.per_sample);  // within 64 bits (checked above)
+            out.at_peak[static_cast<std::size_t>(tape.tensors[e.tensor].category)] += e.kind == Event::Kind::free ? -n : n;
+        }
+        out.peak_phase = events[peak.position].phase;
+        out.peak_node = events[peak.position].node;
+        return true;
+    }
+
     void start_measuring(Replay& out) {
         allocator_.reset_peaks();
         out.allocated_peak = allocated();
