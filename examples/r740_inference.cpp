@@ -1,7 +1,7 @@
 // SPEC.md §2 scenario 4, INT8 inference on Dell PowerEdge R740 with up to 3x Tesla P40 or 4x Tesla P4, as
 // roofplan predicts it: AlexNet and GoogLeNet in INT8 (DP4A), batch 1 to 4096, images/s and images/s per watt
-// (at the board's TDP), and 1 to 4 GPUs.  Inference needs no communication, so n GPUs give n times one GPU's
-// throughput (each GPU runs its own batch).  The source's charts (Dell's P40 vs P4 inference study) hold the
+// (at the board's TDP), and 1 to 4 GPUs as independent replicas (predict_replicas: no communication, so n GPUs
+// give n times one GPU's throughput; with the input in host memory each step also copies its batch over PCIe).  The source's charts (Dell's P40 vs P4 inference study) hold the
 // measurements.  Checks: images/s per watt = images/s / TDP with the boards' datasheet TDPs (P40 250 W, P4 75 W),
 // and throughput never falls as the batch doubles.  Writes r740_int8_throughput.svg and r740_int8_per_watt.svg (current directory or argv[1]).
 #include <roofplan/roofplan.hpp>
@@ -61,21 +61,30 @@ int main(int argc, char** argv) {
             per_watt.series.push_back(eff[i]);
         }
 
-        std::printf("\n%s, INT8, batch 128 per GPU, GPUs in one R740: images/s\n%-6s %14s %14s\n", model_id, "GPUs",
-                    "r740-p40", "r740-p4");
+        std::printf("\n%s, INT8, batch 128 per GPU, GPUs in one R740 (independent replicas): images/s, input made on "
+                    "the GPU / copied from host memory each step\n%-6s %14s %14s %14s %14s\n",
+                    model_id, "GPUs", "r740-p40", "p40 host", "r740-p4", "p4 host");
         for (int gpus = 1; gpus <= 4; ++gpus) {
             std::printf("%-6d", gpus);
             for (const char* sid : {"r740-p40", "r740-p4"}) {
                 const System& s = find_system(sid);
                 if (gpus > s.gpus_per_node) {
-                    std::printf(" %14s", "-");
+                    std::printf(" %14s %14s", "-", "-");
                     continue;
                 }
                 const Device& d = find_device(s.device.view());
-                const Prediction p = predictor(
-                    d, default_profile(d),
-                    {.batch = 128, .precision = Precision::int8, .mode = Mode::infer, .per_layer = false});
-                std::printf(" %14.0f", gpus * p.throughput_samples_per_s);
+                const PredictRequest request{.batch = 128, .precision = Precision::int8, .mode = Mode::infer,
+                                             .per_layer = false};
+                const ReplicaPrediction synthetic = predict_replicas(predictor, d, default_profile(d), request, s,
+                                                                     {.gpus = gpus});
+                const ReplicaPrediction host = predict_replicas(predictor, d, default_profile(d), request, s,
+                                                                {.gpus = gpus, .input = InputSource::host});
+                checks.expect(roofplan_examples::close(synthetic.throughput_samples_per_s,
+                                                       gpus * synthetic.gpu.throughput_samples_per_s),
+                              std::string(model_id) + " " + sid + ": n replicas give n times one GPU's images/s");
+                checks.expect(host.throughput_samples_per_s < synthetic.throughput_samples_per_s,
+                              std::string(model_id) + " " + sid + ": copying the input costs throughput");
+                std::printf(" %14.0f %14.0f", synthetic.throughput_samples_per_s, host.throughput_samples_per_s);
             }
             std::printf("\n");
         }

@@ -158,6 +158,54 @@ TEST_CASE("errors: unknown system, too many GPUs or nodes, zero bytes, uneven sp
     }
 }
 
+TEST_CASE("inference replicas: one process per GPU, nothing shared; host input copied over each GPU's own link") {
+    // R740 with 4x P4 (SPEC.md §2, scenario 4): AlexNet INT8.
+    const System& s = find_system("r740-p4");
+    const Device& d = find_device("p4");
+    const Model m = models::build("alexnet");
+    const Predictor p(m);
+    const EfficiencyProfile prof = default_profile(d);
+    const PredictRequest req{.batch = 64, .precision = Precision::int8, .mode = Mode::infer};
+    const ReplicaPrediction one = predict_replicas(p, d, prof, req, s, {.gpus = 1});
+    const ReplicaPrediction four = predict_replicas(p, d, prof, req, s, {.gpus = 4});
+    // Synthetic input: the step is the network's, the throughput and energy those of N single GPUs.
+    CHECK(one.copy_time.value() == 0);
+    CHECK(one.step_time.value() == doctest::Approx(one.gpu.step_time.value()));
+    CHECK(four.throughput_samples_per_s == doctest::Approx(4 * one.throughput_samples_per_s));
+    CHECK(four.power.value() == doctest::Approx(4 * 75.0));  // Tesla P4: 75 W TDP
+    CHECK(four.samples_per_s_per_watt == doctest::Approx(one.samples_per_s_per_watt));
+    CHECK(one.throughput_samples_per_s == doctest::Approx(64 / one.gpu.step_time.value()));
+    // Host input: 64 images of 3x224x224 in FP32 in, 64x1000 FP32 logits out, over PCIe Gen3 x16 (15.75 GB/s raw)
+    // at the profile's PCIe efficiency, plus the link's latency each way.
+    const LinkParameters links{};
+    const double in = 64.0 * 3 * 224 * 224 * 4, out = 64.0 * 1000 * 4;
+    const double rate = 15.75e9 * links.eff(LinkKind::pcie);
+    const ReplicaPrediction host = predict_replicas(p, d, prof, req, s, {.gpus = 4, .input = InputSource::host});
+    CHECK(host.input_bytes == in);
+    CHECK(host.output_bytes == out);
+    CHECK(host.copy_time.value() == doctest::Approx(in / rate + out / rate + 2 * links.latency(LinkKind::pcie)));
+    CHECK(host.step_time.value() == doctest::Approx(host.copy_time.value() + host.gpu.step_time.value()));
+    const ReplicaPrediction overlapped =
+        predict_replicas(p, d, prof, req, s, {.gpus = 4, .input = InputSource::host, .overlap_copies = true});
+    CHECK(overlapped.step_time.value() ==
+          doctest::Approx(std::max(host.copy_time.value(), host.gpu.step_time.value())));
+    CHECK(overlapped.throughput_samples_per_s > host.throughput_samples_per_s);
+    CHECK(host.throughput_samples_per_s < four.throughput_samples_per_s);
+    // Token models copy ids and their mask in int64.
+    const Model bert = models::build("bert-base", {.seq = 128});
+    const Device& h = find_device("h200");
+    const ReplicaPrediction b = predict_replicas(Predictor(bert), h, default_profile(h),
+                                                 {.batch = 8, .precision = Precision::amp_bf16, .mode = Mode::infer},
+                                                 find_system("hgx-h200-8"), {.gpus = 8, .input = InputSource::host});
+    CHECK(b.input_bytes == 8.0 * 128 * 8 * 2);
+    // Errors: training, more GPUs than the system has, an unknown input source.
+    CHECK_THROWS_WITH_AS(predict_replicas(p, d, prof, {.batch = 8}, s, {.gpus = 2}),
+                         doctest::Contains("replicas are for inference"), invalid_argument);
+    CHECK_THROWS_WITH_AS(predict_replicas(p, d, prof, req, s, {.gpus = 5}), doctest::Contains("has 4 GPUs per node"),
+                         invalid_argument);
+    CHECK_THROWS_WITH_AS((void)parse_enum<InputSource>("disk"), doctest::Contains("accepted: synthetic"), invalid_argument);
+}
+
 #include <roofplan/io/json.hpp>
 
 TEST_CASE("data/systems.json holds exactly the built-in systems; user systems load with path-named errors") {

@@ -19,7 +19,9 @@ struct SystemOptions {
     std::string system_file;
     int gpus = 0;
     int nodes = 0;
-    std::string data_parallel = "ddp";
+    std::string data_parallel;  ///< empty: ddp
+    std::string input;          ///< empty: synthetic
+    bool overlap_copies = false;
     bool no_overlap = false;
     bool single_flow = false;
     double dataset = 0;
@@ -290,7 +292,8 @@ Table system_row(const json& out) {
     for (const char* key : {"model", "system", "device", "gpus", "nodes", "data_parallel", "batch", "precision",
                             "throughput_samples_per_s", "throughput_per_gpu_alone", "scaling_efficiency",
                             "step_time_s", "compute_time_s", "comm_time_s", "exposed_comm_time_s", "comm_fraction",
-                            "comm_hidden", "memory_bytes", "fits", "samples_per_joule", "time_to_train_s",
+                            "comm_hidden", "replicas", "input", "copy_time_s", "copy_bound", "power_w",
+                            "samples_per_s_per_watt", "memory_bytes", "fits", "samples_per_joule", "time_to_train_s",
                             "gpu_hours", "cost"}) {
         if (!out.contains(key)) continue;
         const json& v = out.at(key);
@@ -326,6 +329,71 @@ void print_system(const Resolved& r, const System& s, const ParallelRequest& pr,
                   << (price > 0 ? ", cost " + fixed(run->cost, 2) : std::string()) << "\n";
 }
 
+/// The replica figures of predict --system --mode infer, added to the single-GPU prediction's JSON.
+json replicas_json(const Resolved& r, const System& s, const ReplicaRequest& rr, const ReplicaPrediction& p) {
+    json out = prediction_json(r, p.gpu);
+    out["system"] = s.id.view();
+    out["gpus"] = p.gpus;
+    out["nodes"] = p.nodes;
+    out["replicas"] = p.gpus;
+    out["input"] = to_string(rr.input);
+    out["overlap_copies"] = rr.overlap_copies;
+    out["input_bytes_per_step"] = p.input_bytes;
+    out["output_bytes_per_step"] = p.output_bytes;
+    out["copy_time_s"] = p.copy_time.value();
+    out["copy_bound"] = p.copy_bound;
+    out["step_time_s"] = p.step_time.value();
+    out["compute_time_s"] = p.gpu.step_time.value();
+    out["throughput_samples_per_s"] = p.throughput_samples_per_s;
+    out["throughput_per_gpu_alone"] = p.gpu.throughput_samples_per_s;
+    out["power_w"] = p.power.value();
+    out["samples_per_s_per_watt"] = p.samples_per_s_per_watt;
+    out["samples_per_joule"] = p.samples_per_s_per_watt;
+    return out;
+}
+
+void print_replicas(const Resolved& r, const System& s, const ReplicaRequest& rr, const ReplicaPrediction& p) {
+    std::cout << r.model_id() << " on " << s.name.view() << ": " << p.gpus << " independent inference replica"
+              << (p.gpus > 1 ? "s" : "") << " (one process per GPU, " << p.nodes << " node" << (p.nodes > 1 ? "s" : "")
+              << "), batch " << r.request.batch << " per GPU, " << to_string(r.request.precision) << ", "
+              << to_string(r.request.runtime) << " runtime\n\n"
+              << "  throughput        " << fixed(p.throughput_samples_per_s, 1) << " samples/s (one GPU: "
+              << fixed(p.throughput_samples_per_s / p.gpus, 1) << ")\n"
+              << "  per watt          " << fixed(p.samples_per_s_per_watt, 2) << " samples/s/W at "
+              << fixed(p.power.value(), 0) << " W for " << p.gpus << " GPU" << (p.gpus > 1 ? "s" : "") << " ("
+              << (r.profile.power_w > 0 ? "measured" : "TDP") << ")\n"
+              << "  step time         " << seconds_text(p.step_time.value()) << " = network "
+              << seconds_text(p.gpu.step_time.value());
+    if (rr.input == InputSource::synthetic)
+        std::cout << " (input synthetic: made on the GPU, no copies; --input-source host copies it)\n";
+    else
+        std::cout << (rr.overlap_copies ? ", overlapped with " : " + ") << "copies " << seconds_text(p.copy_time.value())
+                  << " (" << si(p.input_bytes) << "B in, " << si(p.output_bytes) << "B out over the host link"
+                  << (p.copy_bound ? "; the copies bound the step" : "") << ")\n";
+    std::cout << "  memory per GPU    ";
+    print_memory(p.gpu);
+}
+
+/// predict --system --mode infer: independent replicas.  Training's options are errors here.
+int run_predict_replicas(const PredictOptions& po, const SystemOptions& so, const System& s, const Resolved& r) {
+    if (!so.data_parallel.empty()) fail("--data-parallel is for training; inference on a system runs independent replicas");
+    if (so.no_overlap) fail("--no-overlap is for DDP training; for inference replicas see --overlap-copies");
+    if (so.single_flow) fail("--single-flow is for multi-node training; inference replicas do not communicate");
+    if (so.dataset > 0 || so.epochs > 0) fail("--dataset/--epochs are for training (time to train)");
+    ReplicaRequest rr;
+    rr.gpus = so.gpus == 0 ? 1 : so.gpus;
+    rr.nodes = so.nodes;
+    rr.input = so.input.empty() ? InputSource::synthetic : parse_enum<InputSource>(so.input);
+    if (so.overlap_copies && rr.input != InputSource::host) fail("--overlap-copies needs --input-source host (synthetic input is not copied)");
+    rr.overlap_copies = so.overlap_copies;
+    rr.links = profile_links(po.profile);
+    const ReplicaPrediction p = predict_replicas(Predictor(r.model()), r.device, r.profile, r.request, s, rr);
+    if (!po.svg.empty()) write_breakdown_svg(po.svg, r.model(), r.device, p.gpu, r.model_id(), po.top);
+    const json out = replicas_json(r, s, rr, p);
+    if (!print_machine(po.json, po.csv, system_row(out), [&] { return out; })) print_replicas(r, s, rr, p);
+    return 0;
+}
+
 int run_predict_system(const PredictOptions& po, const SystemOptions& so) {
     const System& s = pick_system(so.system, so.system_file);
     PredictOptions with_device = po;
@@ -334,10 +402,14 @@ int run_predict_system(const PredictOptions& po, const SystemOptions& so) {
              ") disagree; give one of them");
     with_device.device = std::string(s.device.view());
     const Resolved r = resolve(with_device);
+    if (r.request.mode == Mode::infer) return run_predict_replicas(po, so, s, r);
+    if (!so.input.empty() || so.overlap_copies)
+        fail("--input-source/--overlap-copies are for inference replicas (--mode infer); training reads synthetic batches "
+             "(input pipelines are not modelled yet)");
     ParallelRequest pr;
     pr.gpus = so.gpus == 0 ? 1 : so.gpus;
     pr.nodes = so.nodes;
-    pr.mode = parse_data_parallel(so.data_parallel);
+    pr.mode = so.data_parallel.empty() ? DataParallel::ddp : parse_data_parallel(so.data_parallel);
     pr.overlap = !so.no_overlap;
     pr.single_flow = so.single_flow;
     pr.links = profile_links(po.profile);
@@ -361,7 +433,7 @@ int run_predict_command(const PredictCommand& o) {
 }
 
 void add_system_options(CLI::App* app, SystemOptions& o) {
-    auto* system = app->add_option("--system", o.system, "Predict data-parallel training on this system (see `roofplan systems`)");
+    auto* system = app->add_option("--system", o.system, "Predict on this system (see `roofplan systems`): data-parallel training, or independent inference replicas with --mode infer");
     // Every other option of the group applies only with --system (an error without it, not ignored).
     for (CLI::Option* option : {
              app->add_option("--system-file", o.system_file, "JSON file with extra systems (schema of data/systems.json)"),
@@ -369,8 +441,11 @@ void add_system_options(CLI::App* app, SystemOptions& o) {
                  ->check(integer_in(1, OptionLimits::max_gpus)),
              app->add_option("--nodes", o.nodes, "Nodes (with --system; default: as few as the GPUs need)")
                  ->check(integer_in(1, OptionLimits::max_nodes)),
-             app->add_option("--data-parallel", o.data_parallel, "ddp (DistributedDataParallel) or dp (nn.DataParallel)")
+             app->add_option("--data-parallel", o.data_parallel, "Training: ddp (DistributedDataParallel; default) or dp (nn.DataParallel)")
                  ->check(one_of<DataParallel>()),
+             app->add_option("--input-source", o.input, "Inference replicas: synthetic (made on the GPU; default) or host (copied each step)")
+                 ->check(one_of<InputSource>()),
+             app->add_flag("--overlap-copies", o.overlap_copies, "Inference replicas with --input-source host: copies overlap the network"),
              app->add_flag("--no-overlap", o.no_overlap, "DDP without overlapping all-reduce and backward"),
              app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node"),
              app->add_option("--dataset", o.dataset, "Samples per epoch (for time-to-train)")->check(number_in(0, 1e15, true)),

@@ -150,6 +150,97 @@ inline ParallelPrediction predict(const Model& model, const System& system, cons
     return predict_parallel(Predictor(model), device, default_profile(device), request, system, parallel);
 }
 
+/// Where a step's input batch comes from.
+enum class InputSource {
+    synthetic,  ///< made on the GPU (synthetic-data benchmarks, trtexec's default): no copy
+    host,       ///< a prepared batch in host memory, copied to the GPU each step and the outputs copied back
+};
+template <>
+struct EnumNames<InputSource> {
+    static constexpr std::string_view field = "input";
+    static constexpr std::string_view what = "input source";
+    static constexpr std::array<std::string_view, 2> names{"synthetic", "host"};
+    static constexpr std::array<std::string_view, 2> notes{
+        "the batch is made on the GPU, no copies", "the batch is copied from host memory each step, the outputs back"};
+};
+
+/// Inference on several GPUs of a system as inference servers and the source benchmarks run it (SPEC.md §2,
+/// scenario 4): one independent replica per GPU, one process each, no communication between them.  With the input
+/// in host memory each step of a replica copies its batch to the GPU over the GPU's host link, runs the network,
+/// and copies the outputs back.
+struct ReplicaRequest {
+    int gpus = 1;   ///< replicas, one per GPU
+    int nodes = 0;  ///< 0: as few as the GPUs need
+    InputSource input = InputSource::synthetic;
+    /// Host input: the copies overlap the previous batch's network (pinned buffers and a second stream, as
+    /// TensorRT's and Triton's pipelines can run); false: each batch is copied in, run and copied out in turn.
+    bool overlap_copies = false;
+    LinkParameters links{};
+};
+
+struct ReplicaPrediction {
+    Prediction gpu;  ///< one replica's network at the per-GPU batch
+    int gpus = 1;
+    int nodes = 1;
+    double input_bytes = 0;   ///< a step's input batch: images in FP32, token ids (and mask) in int64
+    double output_bytes = 0;  ///< a step's outputs: the last layer's, in FP32
+    units::seconds copy_time{};   ///< both copies of a step on the GPU's host link (0 with synthetic input)
+    units::seconds step_time{};   ///< one replica's step, copies included
+    double throughput_samples_per_s = 0;  ///< all replicas together
+    double samples_per_s_per_watt = 0;    ///< over the GPUs' power (TDP, or the profile's measured power)
+    units::watts power{};                 ///< all GPUs
+    bool copy_bound = false;              ///< the copies take longer than the network
+};
+
+/// Predicts `rr.gpus` independent inference replicas of `request` on system `s`.  Each GPU has its own host link
+/// (the built-in systems give one per GPU: PCIe x16 or NVLink to the CPU), so the replicas share nothing a step
+/// waits on: each process dispatches on a core of its own, and the throughput is the replicas' sum.  A copy takes
+/// its bytes at the link's rate times the profile's link efficiency (LinkParameters; pinned host buffers) plus the
+/// link's latency.
+inline ReplicaPrediction predict_replicas(const Predictor& predictor, const Device& device,
+                                          const EfficiencyProfile& profile, const PredictRequest& request,
+                                          const System& s, const ReplicaRequest& rr) {
+    if (request.mode != Mode::infer)
+        detail::fail_about("mode", "replicas are for inference (", field_ref("mode"),
+                           " infer); data-parallel training is predict_parallel");
+    ParallelRequest place_request;
+    place_request.gpus = rr.gpus;
+    place_request.nodes = rr.nodes;
+    const CollectivePlace place = placement(s, place_request);
+    ReplicaPrediction out;
+    out.gpu = predictor(device, profile, request);
+    out.gpus = rr.gpus;
+    out.nodes = place.nodes;
+    const Model& model = predictor.model();
+    const bool tokens = !model.nodes().empty() && std::holds_alternative<Embedding>(model.nodes().front().layer);
+    const double batch = static_cast<double>(request.batch);
+    out.input_bytes = batch * static_cast<double>(model.input_shape().elements()) * (tokens ? 2 * 8 : 4);
+    const Shape last = model.nodes().empty() ? model.input_shape() : output_shape(model.nodes().back().layer);
+    out.output_bytes = batch * static_cast<double>(last.elements()) * 4;
+    // Each replica on its own GPU's link, on every node; the step reported is the slowest replica's.
+    double throughput = 0, step_max = 0;
+    bool copy_bound = false;
+    for (int node = 0; node < place.nodes; ++node)
+        for (int g : place.gpus) {
+            const HostLink& h = s.host[static_cast<std::size_t>(g)];
+            const double rate = h.gb_s * 1e9 * rr.links.eff(h.kind);
+            const double copy = rr.input == InputSource::synthetic
+                                    ? 0.0
+                                    : out.input_bytes / rate + out.output_bytes / rate + 2 * rr.links.latency(h.kind);
+            const double network = out.gpu.step_time.value();
+            const double step = rr.overlap_copies ? std::max(copy, network) : copy + network;
+            copy_bound = copy_bound || copy > network;
+            throughput += batch / step;
+            if (step > step_max) step_max = step, out.copy_time = units::in_seconds(copy);
+        }
+    out.step_time = units::in_seconds(step_max);
+    out.throughput_samples_per_s = throughput;
+    out.power = units::in_watts(out.gpu.power.value() * rr.gpus);
+    out.samples_per_s_per_watt = throughput / out.power.value();
+    out.copy_bound = copy_bound;
+    return out;
+}
+
 /// Wall time and cost of training: `samples` per epoch, `epochs`, at a price per GPU-hour.
 struct TrainingRun {
     double steps = 0;
