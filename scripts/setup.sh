@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build libeigen3-dev doctest-dev libboost-dev libcli11-dev nlohmann-json3-dev
-          libbenchmark-dev python3-torch python3-torchvision librsvg2-bin libopenmpi-dev
+          libbenchmark-dev python3-torch python3-torchvision python3-pil python3-numpy librsvg2-bin libopenmpi-dev
           libonnx-dev libprotobuf-dev python3-onnx clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -180,13 +180,13 @@ TEST_CASE("inference replicas: one process per GPU, nothing shared; host input c
     const LinkParameters links{};
     const double in = 64.0 * 3 * 224 * 224 * 4, out = 64.0 * 1000 * 4;
     const double rate = 15.75e9 * links.eff(LinkKind::pcie);
-    const ReplicaPrediction host = predict_replicas(p, d, prof, req, s, {.gpus = 4, .input = InputSource::host});
+    const ReplicaPrediction host = predict_replicas(p, d, prof, req, s, {.gpus = 4, .input = {.source = InputSource::host}});
     CHECK(host.input_bytes == in);
     CHECK(host.output_bytes == out);
     CHECK(host.copy_time.value() == doctest::Approx(in / rate + out / rate + 2 * links.latency(LinkKind::pcie)));
     CHECK(host.step_time.value() == doctest::Approx(host.copy_time.value() + host.gpu.step_time.value()));
     const ReplicaPrediction overlapped =
-        predict_replicas(p, d, prof, req, s, {.gpus = 4, .input = InputSource::host, .overlap_copies = true});
+        predict_replicas(p, d, prof, req, s, {.gpus = 4, .input = {.source = InputSource::host}, .overlap_copies = true});
     CHECK(overlapped.step_time.value() ==
           doctest::Approx(std::max(host.copy_time.value(), host.gpu.step_time.value())));
     CHECK(overlapped.throughput_samples_per_s > host.throughput_samples_per_s);
@@ -196,7 +196,7 @@ TEST_CASE("inference replicas: one process per GPU, nothing shared; host input c
     const Device& h = find_device("h200");
     const ReplicaPrediction b = predict_replicas(Predictor(bert), h, default_profile(h),
                                                  {.batch = 8, .precision = Precision::amp_bf16, .mode = Mode::infer},
-                                                 find_system("hgx-h200-8"), {.gpus = 8, .input = InputSource::host});
+                                                 find_system("hgx-h200-8"), {.gpus = 8, .input = {.source = InputSource::host}});
     CHECK(b.input_bytes == 8.0 * 128 * 8 * 2);
     // Errors: training, more GPUs than the system has, an unknown input source.
     CHECK_THROWS_WITH_AS(predict_replicas(p, d, prof, {.batch = 8}, s, {.gpus = 2}),
@@ -204,6 +204,78 @@ TEST_CASE("inference replicas: one process per GPU, nothing shared; host input c
     CHECK_THROWS_WITH_AS(predict_replicas(p, d, prof, req, s, {.gpus = 5}), doctest::Contains("has 4 GPUs per node"),
                          invalid_argument);
     CHECK_THROWS_WITH_AS((void)parse_enum<InputSource>("disk"), doctest::Contains("accepted: synthetic"), invalid_argument);
+}
+
+TEST_CASE("input pipelines: copies, decode workers on the host's cores, GPU decode, the step waits for the slower") {
+    const Model m = models::build("resnet50");
+    const DecodeRates rates{500, 300, "test"};
+    // Synthetic: nothing; host: the batch in FP32 is copied; token models copy ids and mask in int64.
+    CHECK(estimate_input(m, 64, Mode::train, {}, 0).batch_bytes == 0);
+    const InputEstimate host = estimate_input(m, 64, Mode::train, {.source = InputSource::host}, 0);
+    CHECK(host.batch_bytes == 64.0 * 3 * 224 * 224 * 4);
+    CHECK(host.pipeline_s == 0);
+    // cpu-decode: min(workers, the GPU's cores less the one that drives it) x the rate per core; training uses
+    // the training transform, inference the validation one.
+    const InputEstimate four = estimate_input(m, 256, Mode::train, {.source = InputSource::cpu_decode, .workers = 4, .rates = rates}, 0);
+    CHECK(four.workers == 4);
+    CHECK(four.samples_per_s == doctest::Approx(2000));
+    CHECK(four.pipeline_s == doctest::Approx(256.0 / 2000));
+    CHECK(estimate_input(m, 256, Mode::infer, {.source = InputSource::cpu_decode, .workers = 4, .rates = rates}, 0)
+              .samples_per_s == doctest::Approx(1200));
+    const InputEstimate share = estimate_input(m, 256, Mode::train, {.source = InputSource::cpu_decode, .rates = rates}, 16);
+    CHECK(share.workers == 15);  // one of the GPU's 16 cores drives it
+    CHECK(share.samples_per_s == doctest::Approx(15 * 500));
+    const InputEstimate crowded =
+        estimate_input(m, 256, Mode::train, {.source = InputSource::cpu_decode, .workers = 32, .rates = rates}, 16);
+    CHECK(crowded.workers == 32);
+    CHECK(crowded.samples_per_s == doctest::Approx(15 * 500));  // 32 workers share 15 cores
+    // gpu-decode: the host threads' time per image (one thread on one GPU) up to the JPEG engines' capacity;
+    // nothing decoded crosses the link.
+    const InputEstimate gpu = estimate_input(
+        m, 100, Mode::train, {.source = InputSource::gpu_decode, .gpu = {2e-4, 12000, "test"}}, 0);
+    CHECK(gpu.workers == 1);
+    CHECK(gpu.samples_per_s == doctest::Approx(5000));
+    CHECK(gpu.batch_bytes == 0);
+    const InputEstimate engines = estimate_input(
+        m, 100, Mode::train, {.source = InputSource::gpu_decode, .gpu = {2e-4, 12000, "test"}}, 16);
+    CHECK(engines.workers == 15);
+    CHECK(engines.samples_per_s == doctest::Approx(12000));  // 15 threads could feed 75,000 a second
+    // One GPU: the copy and the decode kernels add to the GPU's step; a slower pipeline sets the step.
+    const Device& d = find_device("h200");
+    Prediction p = Predictor(m)(d, default_profile(d), {.batch = 256, .precision = Precision::amp_bf16, .runtime = Runtime::eager});
+    const double gpu_step = p.step_time.value();
+    Prediction fed = p;
+    const CopyLink link = pcie_link(d, 0.8, 2.5e-6);
+    CHECK(link.bytes_s == doctest::Approx(63.0e9 * 0.8));  // H200: PCIe Gen5 x16
+    with_input(fed, estimate_input(m, 256, Mode::train, {.source = InputSource::host}, 0), link);
+    CHECK(fed.input_copy_s == doctest::Approx(256.0 * 3 * 224 * 224 * 4 / link.bytes_s + 2.5e-6));
+    CHECK(fed.step_time.value() == doctest::Approx(gpu_step + fed.input_copy_s));
+    Prediction starved = p;
+    with_input(starved, estimate_input(m, 256, Mode::train, {.source = InputSource::cpu_decode, .workers = 2, .rates = rates}, 0), link);
+    CHECK(starved.bound == StepBound::input);
+    CHECK(starved.step_time.value() == doctest::Approx(256.0 / 1000));
+    CHECK(starved.throughput_samples_per_s == doctest::Approx(1000));
+    // On a system: the GPUs share the host's cores; one GPU alone has them all, so the pipeline limits scaling.
+    const System& s = find_system("dgx-a100");
+    const Device& a = find_device(s.device.view());
+    const Predictor pr(m);
+    ParallelRequest eight{.gpus = 8};
+    eight.input = {.source = InputSource::cpu_decode, .rates = rates};
+    const ParallelPrediction q = predict_parallel(pr, a, default_profile(a), {.batch = 256, .precision = Precision::amp_bf16}, s, eight);
+    CHECK(q.input.workers == 128 / 8 - 1);
+    CHECK(q.input_copy_time.value() > 0);
+    CHECK(q.step_time.value() >= q.input.pipeline_s);
+    // Errors: decoding a token model, gpu-decode without a measured figure, cpu-decode without workers or cores.
+    const Model bert = models::build("bert-base");
+    CHECK_THROWS_WITH_AS(estimate_input(bert, 8, Mode::train, {.source = InputSource::cpu_decode, .workers = 2, .rates = rates}, 0),
+                         doctest::Contains("accepted for it: synthetic, host"), invalid_argument);
+    CHECK_THROWS_WITH_AS(estimate_input(m, 8, Mode::train, {.source = InputSource::gpu_decode}, 0),
+                         doctest::Contains("gpu-decode needs the GPU's measured decode figures"), invalid_argument);
+    CHECK_THROWS_WITH_AS(estimate_input(m, 8, Mode::train, {.source = InputSource::cpu_decode, .rates = rates}, 0),
+                         doctest::Contains("cpu-decode needs data-loader workers"), invalid_argument);
+    CHECK(gpu_decode_of(find_device("v100")).cpu_s_per_image == 0);
+    CHECK(gpu_decode_of(find_device("h100-sxm")).cpu_s_per_image > 0);
+    CHECK(default_decode_rates().train_per_core > 0);
 }
 
 #include <roofplan/io/json.hpp>
@@ -216,6 +288,23 @@ TEST_CASE("data/systems.json holds exactly the built-in systems; user systems lo
         CAPTURE(builtin_systems()[i].id.view());
         CHECK(io::to_json(from_file[i]) == io::to_json(builtin_systems()[i]));
         CHECK(!from_file[i].source.empty());
+    }
+    // Host CPUs: cited for the systems whose CPUs their sources name; optional in a user's file; checked.
+    CHECK(find_system("r740-p40").cpu.cores() == 36);
+    CHECK(find_system("dgx-a100").cpu.cores() == 128);
+    CHECK(find_system("p920-rtx8000").cpu.cores() == 0);  // the source does not say
+    for (const System& sys : builtin_systems())
+        CHECK((sys.cpu.cores() == 0 || !sys.cpu_source.empty()));
+    {
+        io::json cpu = io::to_json(find_system("r740-p4"));
+        cpu["id"] = "cpu-box";
+        CHECK(io::system_from_json(cpu).cpu.cores_per_socket == 18);
+        cpu.erase("host_cpu");
+        CHECK(io::system_from_json(cpu).cpu.cores() == 0);
+        cpu["host_cpu"] = {{"name", "x"}, {"sockets", 2}, {"cores_per_socket", 0}, {"base_ghz", 2.0}, {"source", "s"}};
+        CHECK_THROWS_WITH_AS(io::system_from_json(cpu), doctest::Contains("host CPUs"), invalid_argument);
+        cpu["host_cpu"] = {{"name", "x"}, {"sockets", 2}, {"cores", 8}, {"base_ghz", 2.0}, {"source", "s"}};
+        CHECK_THROWS_WITH_AS(io::system_from_json(cpu), doctest::Contains("cores"), invalid_argument);
     }
     io::json mine = io::to_json(find_system("p920-rtx8000"));
     mine["id"] = "my-box";

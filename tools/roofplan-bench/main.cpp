@@ -6,7 +6,7 @@
 //   roofplan-bench gpu-gemm gpu-bandwidth -o h200.json   # runs the built CUDA kernels and merges their reports
 //   roofplan-bench nccl --gpus 4 -o nccl.json
 //
-// Suites: host (= host-gemm + host-stream), gpu-gemm, gpu-bandwidth, gpu-dp4a, nccl, conv, gpu (= gpu-gemm +
+// Suites: host (= host-gemm + host-stream + host-decode: JPEG decode per core, Python + Pillow), gpu-gemm, gpu-bandwidth, gpu-dp4a, nccl, conv, gpu (= gpu-gemm +
 // gpu-bandwidth + gpu-dp4a).  Progress goes to stderr only on a terminal, never with --quiet or -o -.
 #include "host_suite.hpp"
 
@@ -39,6 +39,9 @@
 #ifndef ROOFPLAN_CONFIGURE_GIT_SHA
 #define ROOFPLAN_CONFIGURE_GIT_SHA ""
 #endif
+#ifndef ROOFPLAN_DECODE_PYTHON
+#define ROOFPLAN_DECODE_PYTHON "python3"
+#endif
 
 namespace fs = std::filesystem;
 using roofplan::bench::json;
@@ -63,8 +66,8 @@ struct Options {
 };
 
 const std::vector<std::string>& suite_names() {
-    static const std::vector<std::string> names = {"host", "host-gemm", "host-stream", "gpu-gemm", "gpu-bandwidth",
-                                                   "gpu-dp4a", "nccl", "conv", "gpu"};
+    static const std::vector<std::string> names = {"host", "host-gemm", "host-stream", "host-decode", "gpu-gemm",
+                                                   "gpu-bandwidth", "gpu-dp4a", "nccl", "conv", "gpu"};
     return names;
 }
 
@@ -82,7 +85,7 @@ std::vector<std::string> expand_suites(const std::vector<std::string>& wanted) {
             roofplan::detail::fail("unknown suite '", s, "'", close.empty() ? "" : "; did you mean " + close.front() + "?",
                                    " (accepted: ", list, ")");
         }
-        if (s == "host") add("host-gemm"), add("host-stream");
+        if (s == "host") add("host-gemm"), add("host-stream"), add("host-decode");
         else if (s == "gpu") add("gpu-gemm"), add("gpu-bandwidth"), add("gpu-dp4a");
         else add(s);
     }
@@ -193,6 +196,32 @@ fs::path find_program(const std::string& name, const Options& o) {
                            "(cmake --build <build-dir> --target roofplan_kernels, needs nvcc) or pass --kernels-dir DIR");
 }
 
+/// Runs `command` (which writes its JSON report to `tmp`), then reads and removes the report.  Errors name `what`,
+/// the exit status, the command and `hint`.
+json run_to_json(const std::string& what, std::string command, const fs::path& tmp, const Options& o, Progress& progress,
+                 const std::string& hint) {
+    progress.note("$ " + command);
+    const std::string shown = command;
+    if (o.quiet) command += " 2>/dev/null";
+    command += " 1>&2";  // keep stdout for the report (-o -)
+    const int status = std::system(command.c_str());
+    if (status != 0 || !fs::exists(tmp)) {
+        fs::remove(tmp);
+        roofplan::detail::fail(what, " failed (exit status ", WIFEXITED(status) ? WEXITSTATUS(status) : -1, "): ", shown,
+                               hint);
+    }
+    std::ifstream in(tmp);
+    json report;
+    try {
+        report = json::parse(in);
+    } catch (const json::exception& e) {
+        fs::remove(tmp);
+        roofplan::detail::fail(what, " wrote invalid JSON: ", e.what());
+    }
+    fs::remove(tmp);
+    return report;
+}
+
 /// Runs a kernel program with --json into a temporary file and returns its report.
 json run_kernel(const std::string& suite, const std::string& program, std::vector<std::string> args, const Options& o,
                 const GitSha& sha, Progress& progress) {
@@ -206,26 +235,32 @@ json run_kernel(const std::string& suite, const std::string& program, std::vecto
     std::string command;
     for (const std::string& a : argv) command += (command.empty() ? "" : " ") + shell_quote(a);
     progress.step(suite + ": " + program);
-    progress.note("$ " + command);
-    if (o.quiet) command += " 2>/dev/null";
-    command += " 1>&2";  // keep stdout for the report (-o -)
-    const int status = std::system(command.c_str());
-    if (status != 0 || !fs::exists(tmp)) {
-        fs::remove(tmp);
-        roofplan::detail::fail(suite, ": ", program, " failed (exit status ",
-                               WIFEXITED(status) ? WEXITSTATUS(status) : -1, "): ", command);
-    }
-    std::ifstream in(tmp);
-    json report;
-    try {
-        report = json::parse(in);
-    } catch (const json::exception& e) {
-        fs::remove(tmp);
-        roofplan::detail::fail(suite, ": ", program, " wrote invalid JSON: ", e.what());
-    }
-    fs::remove(tmp);
+    json report = run_to_json(suite + ": " + program, command, tmp, o, progress, "");
     report["suite"] = suite;
     return report;
+}
+
+/// Runs the input-pipeline micro-benchmark (validation/host/decode_bench.py, Pillow and NumPy) with the Python that
+/// configure checked (or $ROOFPLAN_PYTHON): one
+/// worker, the ImageNet training and validation transforms; the two reports become the suite's records.
+json run_decode(const std::string& script, const Options& o, const GitSha& sha, Progress& progress) {
+    json results = json::array();
+    for (const char* transform : {"train", "val"}) {
+        const fs::path tmp = fs::temp_directory_path() /
+                             ("roofplan-decode-" + std::string(transform) + "-" + std::to_string(::getpid()) + ".json");
+        const char* python = std::getenv("ROOFPLAN_PYTHON");  // else the interpreter configure checked
+        std::string command = shell_quote(python != nullptr && *python != 0 ? python : ROOFPLAN_DECODE_PYTHON) + " " +
+                              shell_quote(script) + " --transform " + transform + " --workers 1 --images " +
+                              (o.quick ? "32 --rounds 3" : "96 --rounds 5") + " --seed " + std::to_string(o.seed % 100000) +
+                              " --git-sha " + shell_quote(sha.sha) + " --json " + shell_quote(tmp.string());
+        progress.step(std::string("host-decode: ") + transform);
+        results.push_back(run_to_json("host-decode: decode_bench.py", command, tmp, o, progress,
+                                      " (it needs Python with Pillow and NumPy: apt-get install python3-pil python3-numpy)"));
+    }
+    return {{"tool", "roofplan-host-decode"}, {"schema_version", 1}, {"suite", "host-decode"},
+            {"config", {{"script", "validation/host/decode_bench.py"}, {"workers", 1},
+                        {"images", "500x375 JPEG, quality 90, made from the seed"}}},
+            {"results", results}};
 }
 
 std::string source_path(const std::string& relative) {
@@ -310,7 +345,7 @@ int run(const Options& o, int argc, char** argv) {
                 gemm_shapes.push_back(g);
     }
     int steps = static_cast<int>(gemm_shapes.size());
-    for (const std::string& s : suites) steps += s == "host-stream" ? 3 : s == "host-gemm" ? 0 : 1;
+    for (const std::string& s : suites) steps += s == "host-stream" ? 3 : s == "host-gemm" ? 0 : s == "host-decode" ? 2 : 1;
     progress.total(steps);
 
     json reports = json::array();
@@ -341,6 +376,8 @@ int run(const Options& o, int argc, char** argv) {
                                            {"bytes", "STREAM convention: copy/scale 2 arrays, triad 3; write-allocate not counted"},
                                            {"arrays_vs_llc", "each array >= 4 x LLC"}}},
                                {"results", results}});
+        } else if (suite == "host-decode") {
+            reports.push_back(run_decode(source_path("validation/host/decode_bench.py"), o, sha, progress));
         } else if (suite == "gpu-gemm") {
             std::vector<std::string> args = {"--precision", "all", "--sizes", o.sizes.empty() ? "1024,2048,4096,8192" : o.sizes,
                                              "--shapes-file", o.shapes_file.empty() ? source_path("validation/shapes/zoo_gemm.txt") : o.shapes_file};
@@ -406,7 +443,8 @@ int run(const Options& o, int argc, char** argv) {
 
 int main(int argc, char** argv) {
     CLI::App app{"roofplan-bench: run measurement suites and write one JSON report with provenance\n"
-                 "suites: host (Eigen GEMM + STREAM on the CPU), host-gemm, host-stream, gpu-gemm, gpu-bandwidth, "
+                 "suites: host (Eigen GEMM + STREAM + JPEG decode on the CPU), host-gemm, host-stream, host-decode, "
+                 "gpu-gemm, gpu-bandwidth, "
                  "gpu-dp4a, nccl, conv, gpu (= gpu-gemm + gpu-bandwidth + gpu-dp4a)"};
     Options o;
     app.add_option("suites", o.suites, "Suites to run")->required();

@@ -20,7 +20,6 @@ struct SystemOptions {
     int gpus = 0;
     int nodes = 0;
     std::string data_parallel;  ///< empty: ddp
-    std::string input;          ///< empty: synthetic
     bool overlap_copies = false;
     bool no_overlap = false;
     bool single_flow = false;
@@ -28,6 +27,47 @@ struct SystemOptions {
     double epochs = 0;
     double price = 0;
 };
+
+/// Where the batches come from (system/input.hpp): one GPU, and every GPU of a system.
+struct InputOptions {
+    std::string source;          ///< empty: synthetic
+    int workers = 0;             ///< data-loader workers per GPU; 0: the GPU's share of the system's cores
+    double decode_rate = 0;      ///< images/s per core; 0: the measured default
+};
+
+/// The input request of the options for `device`.
+InputRequest input_request(const InputOptions& o, const Device& device) {
+    InputRequest r;
+    r.source = o.source.empty() ? InputSource::synthetic : parse_enum<InputSource>(o.source);
+    const bool decodes = r.source == InputSource::cpu_decode || r.source == InputSource::gpu_decode;
+    if (o.workers > 0 && !decodes) fail("--loader-workers is for --input-source cpu-decode or gpu-decode");
+    if (o.decode_rate > 0 && r.source != InputSource::cpu_decode) fail("--decode-rate is for --input-source cpu-decode");
+    r.workers = o.workers;
+    r.rates = default_decode_rates();
+    if (o.decode_rate > 0) r.rates = {o.decode_rate, o.decode_rate, "--decode-rate"};
+    r.gpu = gpu_decode_of(device);
+    return r;
+}
+
+/// The input lines of a prediction's summary.
+void print_input(const Prediction& p) {
+    if (p.input == "synthetic") {
+        std::cout << "  input           synthetic: made on the GPU, nothing read, decoded or copied (--input-source "
+                     "host, cpu-decode or gpu-decode for a real pipeline)\n";
+        return;
+    }
+    std::cout << "  input           " << p.input << ": ";
+    if (p.input_copy_s > 0) std::cout << "copy " << seconds_text(p.input_copy_s) << " on the GPU";
+    if (p.input == "gpu-decode") std::cout << "decoded on the GPU's JPEG engines";
+    if (p.input_copy_s == 0 && p.input != "gpu-decode") std::cout << "nothing copied";
+    if (p.input_pipeline_s > 0)
+        std::cout << "; pipeline " << seconds_text(p.input_pipeline_s) << " a batch"
+                  << (p.input_workers > 0 ? " on " + std::to_string(p.input_workers) +
+                                                (p.input == "gpu-decode" ? " threads" : " workers")
+                                          : std::string())
+                  << (p.bound == StepBound::input ? " (the step waits for it)" : " (beside the GPU)");
+    std::cout << "\n";
+}
 
 /// Every layer of a prediction, in model order (the terminal's "slowest layers" is the same rows, reordered).
 Table layer_table(const Resolved& r, const Prediction& p) {
@@ -190,6 +230,12 @@ json prediction_json(const Resolved& r, const Prediction& p) {
                 {"by_type", type_table(p).json()},
                 {"layers", layer_table(r, p).json()}};
     if (p.mode == Mode::train) out["optimizer"] = to_string(p.optimizer);
+    if (p.input != "synthetic") {
+        out["input"] = p.input;
+        out["input_copy_s"] = p.input_copy_s;
+        out["input_pipeline_s"] = p.input_pipeline_s;
+        out["input_workers"] = p.input_workers;
+    }
     out[r.loaded->uses_seq ? "seq" : "image_size"] = r.loaded->size;
     add_execution_json(p, r.model(), r.profile, out);
     return out;
@@ -223,6 +269,7 @@ void print_summary(const Resolved& r, const Prediction& p) {
               << "efficiency profile: " << r.profile.source.view() << "\n\n";
     std::cout << "  throughput      " << fixed(p.throughput_samples_per_s, 1) << " samples/s\n"
               << "  step time       " << seconds_text(p.step_time.value()) << "\n";
+    print_input(p);
     print_execution(p, r.profile);
     if (train)
         std::cout << "    forward " << seconds_text(p.phase_time[Phase::forward].value()) << ", backward-data "
@@ -239,9 +286,16 @@ void print_summary(const Resolved& r, const Prediction& p) {
               << " W (" << (r.profile.power_w > 0 ? "measured" : "TDP") << ")\n\n";
 }
 
-int run_predict(const PredictOptions& o) {
+int run_predict(const PredictOptions& o, const InputOptions& io) {
     const Resolved r = resolve(o);
-    const Prediction p = Predictor(r.model())(r.device, r.profile, r.request);
+    Prediction p = Predictor(r.model())(r.device, r.profile, r.request);
+    const InputRequest in = input_request(io, r.device);
+    if (in.source == InputSource::cpu_decode && in.workers == 0)
+        fail("--input-source cpu-decode on one GPU needs --loader-workers (the data loader's worker processes; on a "
+             "--system they default to the GPU's share of the host's cores)");
+    const LinkParameters links = profile_links(o.profile);
+    with_input(p, estimate_input(r.model(), r.request.batch, r.request.mode, in, 0),
+               pcie_link(r.device, links.eff(LinkKind::pcie), links.latency(LinkKind::pcie)));
     if (!o.svg.empty()) write_breakdown_svg(o.svg, r.model(), r.device, p, r.model_id(), o.top);
     const Table layers = layer_table(r, p);
     if (print_machine(o.json, o.csv, layers, [&] { return prediction_json(r, p); })) return 0;
@@ -275,8 +329,15 @@ json system_json(const Resolved& r, const System& s, const ParallelRequest& pr, 
     out["comm_hidden"] = p.comm_hidden;
     out["scaling_efficiency"] = p.scaling_efficiency;
     out["throughput_samples_per_s"] = p.throughput_samples_per_s;
-    out["throughput_per_gpu_alone"] = p.gpu.throughput_samples_per_s;
+    out["throughput_per_gpu_alone"] = p.alone_samples_per_s;
     out["samples_per_joule"] = p.throughput_samples_per_s / (p.gpus * p.gpu.power.value());
+    if (pr.input.source != InputSource::synthetic) {
+        out["input"] = to_string(pr.input.source);
+        out["input_copy_s"] = p.input_copy_time.value();
+            out["input_pipeline_s"] = p.input.pipeline_s;
+        out["input_workers"] = p.input.workers;
+        out["input_bound"] = p.input_bound;
+    }
     if (run) {
         out["time_to_train_s"] = run->time.value();
         out["gpu_hours"] = run->gpu_hours;
@@ -292,7 +353,8 @@ Table system_row(const json& out) {
     for (const char* key : {"model", "system", "device", "gpus", "nodes", "data_parallel", "batch", "precision",
                             "throughput_samples_per_s", "throughput_per_gpu_alone", "scaling_efficiency",
                             "step_time_s", "compute_time_s", "comm_time_s", "exposed_comm_time_s", "comm_fraction",
-                            "comm_hidden", "replicas", "input", "copy_time_s", "copy_bound", "power_w",
+                            "comm_hidden", "replicas", "input", "copy_time_s", "copy_bound", "input_pipeline_s",
+                            "input_bound", "power_w",
                             "samples_per_s_per_watt", "memory_bytes", "fits", "samples_per_joule", "time_to_train_s",
                             "gpu_hours", "cost"}) {
         if (!out.contains(key)) continue;
@@ -314,13 +376,25 @@ void print_system(const Resolved& r, const System& s, const ParallelRequest& pr,
               << p.nodes << " node" << (p.nodes > 1 ? "s" : "") << "), " << to_string(pr.mode) << ", batch "
               << r.request.batch << " per GPU, " << to_string(r.request.precision) << "\n\n"
               << "  throughput        " << fixed(p.throughput_samples_per_s, 1) << " samples/s (one GPU alone: "
-              << fixed(p.gpu.throughput_samples_per_s, 1) << ")\n"
+              << fixed(p.alone_samples_per_s, 1) << ")\n"
               << "  scaling           " << fixed(100 * p.scaling_efficiency, 1) << "% efficiency\n"
               << "  step time         " << seconds_text(p.step_time.value()) << " = compute "
               << seconds_text(p.compute_time.value()) << " + exposed communication "
               << seconds_text(p.exposed_comm.value()) << " (" << fixed(100 * p.comm_fraction, 1) << "%)\n"
               << "  communication     " << seconds_text(p.comm_time.value()) << " per step in all, "
-              << (p.comm_hidden ? "hidden behind the backward pass" : "partly exposed") << "\n"
+              << (p.comm_hidden ? "hidden behind the backward pass" : "partly exposed") << "\n";
+    if (pr.input.source == InputSource::synthetic)
+        std::cout << "  input             synthetic: made on each GPU (--input-source for a real pipeline)\n";
+    else
+        std::cout << "  input             " << to_string(pr.input.source) << ": "
+                  << (p.input_copy_time.value() > 0 ? "copy " + seconds_text(p.input_copy_time.value()) + " on each GPU; "
+                                                    : std::string("decoded on each GPU's JPEG engines; "))
+                  << "pipeline " << seconds_text(p.input.pipeline_s) << " a batch"
+                  << (p.input.workers > 0 ? " on " + std::to_string(p.input.workers) +
+                                                (pr.input.source == InputSource::gpu_decode ? " threads" : " workers") + " per GPU"
+                                          : std::string())
+                  << (p.input_bound ? " (the step waits for it)" : " (beside the GPUs)") << "\n";
+    std::cout
               << "  memory per GPU    ";
     print_memory(p.gpu);
     if (run)
@@ -336,7 +410,10 @@ json replicas_json(const Resolved& r, const System& s, const ReplicaRequest& rr,
     out["gpus"] = p.gpus;
     out["nodes"] = p.nodes;
     out["replicas"] = p.gpus;
-    out["input"] = to_string(rr.input);
+    out["input"] = to_string(rr.input.source);
+    out["input_pipeline_s"] = p.input.pipeline_s;
+    out["input_workers"] = p.input.workers;
+    out["input_bound"] = p.input_bound();
     out["overlap_copies"] = rr.overlap_copies;
     out["input_bytes_per_step"] = p.input_bytes;
     out["output_bytes_per_step"] = p.output_bytes;
@@ -353,6 +430,7 @@ json replicas_json(const Resolved& r, const System& s, const ReplicaRequest& rr,
 }
 
 void print_replicas(const Resolved& r, const System& s, const ReplicaRequest& rr, const ReplicaPrediction& p) {
+    const bool copied = p.input_bytes > 0;
     std::cout << r.model_id() << " on " << s.name.view() << ": " << p.gpus << " independent inference replica"
               << (p.gpus > 1 ? "s" : "") << " (one process per GPU, " << p.nodes << " node" << (p.nodes > 1 ? "s" : "")
               << "), batch " << r.request.batch << " per GPU, " << to_string(r.request.precision) << ", "
@@ -364,18 +442,25 @@ void print_replicas(const Resolved& r, const System& s, const ReplicaRequest& rr
               << (r.profile.power_w > 0 ? "measured" : "TDP") << ")\n"
               << "  step time         " << seconds_text(p.step_time.value()) << " = network "
               << seconds_text(p.gpu.step_time.value());
-    if (rr.input == InputSource::synthetic)
-        std::cout << " (input synthetic: made on the GPU, no copies; --input-source host copies it)\n";
-    else
+    if (rr.input.source == InputSource::synthetic)
+        std::cout << " (input synthetic: made on the GPU, no copies; see --input-source)\n";
+    else if (copied)
         std::cout << (rr.overlap_copies ? ", overlapped with " : " + ") << "copies " << seconds_text(p.copy_time.value())
                   << " (" << si(p.input_bytes) << "B in, " << si(p.output_bytes) << "B out over the host link"
                   << (p.copy_bound ? "; the copies bound the step" : "") << ")\n";
+    else
+        std::cout << "\n";
+    if (p.input.pipeline_s > 0)
+        std::cout << "  input pipeline    " << to_string(rr.input.source) << ": " << seconds_text(p.input.pipeline_s)
+                  << " a batch" << (p.input.workers > 0 ? " on " + std::to_string(p.input.workers) + " workers per GPU" : std::string())
+                  << (p.input_bound() ? " (the step waits for it)" : " (beside the GPU)") << "\n";
     std::cout << "  memory per GPU    ";
     print_memory(p.gpu);
 }
 
 /// predict --system --mode infer: independent replicas.  Training's options are errors here.
-int run_predict_replicas(const PredictOptions& po, const SystemOptions& so, const System& s, const Resolved& r) {
+int run_predict_replicas(const PredictOptions& po, const SystemOptions& so, const InputOptions& io, const System& s,
+                         const Resolved& r) {
     if (!so.data_parallel.empty()) fail("--data-parallel is for training; inference on a system runs independent replicas");
     if (so.no_overlap) fail("--no-overlap is for DDP training; for inference replicas see --overlap-copies");
     if (so.single_flow) fail("--single-flow is for multi-node training; inference replicas do not communicate");
@@ -383,8 +468,9 @@ int run_predict_replicas(const PredictOptions& po, const SystemOptions& so, cons
     ReplicaRequest rr;
     rr.gpus = so.gpus == 0 ? 1 : so.gpus;
     rr.nodes = so.nodes;
-    rr.input = so.input.empty() ? InputSource::synthetic : parse_enum<InputSource>(so.input);
-    if (so.overlap_copies && rr.input != InputSource::host) fail("--overlap-copies needs --input-source host (synthetic input is not copied)");
+    rr.input = input_request(io, r.device);
+    if (so.overlap_copies && rr.input.source != InputSource::host && rr.input.source != InputSource::cpu_decode)
+        fail("--overlap-copies needs --input-source host or cpu-decode (a batch that is copied)");
     rr.overlap_copies = so.overlap_copies;
     rr.links = profile_links(po.profile);
     const ReplicaPrediction p = predict_replicas(Predictor(r.model()), r.device, r.profile, r.request, s, rr);
@@ -394,7 +480,7 @@ int run_predict_replicas(const PredictOptions& po, const SystemOptions& so, cons
     return 0;
 }
 
-int run_predict_system(const PredictOptions& po, const SystemOptions& so) {
+int run_predict_system(const PredictOptions& po, const SystemOptions& so, const InputOptions& io) {
     const System& s = pick_system(so.system, so.system_file);
     PredictOptions with_device = po;
     if (!po.device.empty() && !po.devices.catalog().find(po.device).answers_to(s.device.view()))
@@ -402,11 +488,10 @@ int run_predict_system(const PredictOptions& po, const SystemOptions& so) {
              ") disagree; give one of them");
     with_device.device = std::string(s.device.view());
     const Resolved r = resolve(with_device);
-    if (r.request.mode == Mode::infer) return run_predict_replicas(po, so, s, r);
-    if (!so.input.empty() || so.overlap_copies)
-        fail("--input-source/--overlap-copies are for inference replicas (--mode infer); training reads synthetic batches "
-             "(input pipelines are not modelled yet)");
+    if (r.request.mode == Mode::infer) return run_predict_replicas(po, so, io, s, r);
+    if (so.overlap_copies) fail("--overlap-copies is for inference replicas (--mode infer)");
     ParallelRequest pr;
+    pr.input = input_request(io, r.device);
     pr.gpus = so.gpus == 0 ? 1 : so.gpus;
     pr.nodes = so.nodes;
     pr.mode = so.data_parallel.empty() ? DataParallel::ddp : parse_data_parallel(so.data_parallel);
@@ -426,10 +511,25 @@ int run_predict_system(const PredictOptions& po, const SystemOptions& so) {
 struct PredictCommand {
     PredictOptions predict;
     SystemOptions system;
+    InputOptions input;
 };
 
 int run_predict_command(const PredictCommand& o) {
-    return o.system.system.empty() ? run_predict(o.predict) : run_predict_system(o.predict, o.system);
+    return o.system.system.empty() ? run_predict(o.predict, o.input) : run_predict_system(o.predict, o.system, o.input);
+}
+
+void add_input_options(CLI::App* app, InputOptions& o) {
+    app->add_option("--input-source", o.source,
+                    "Where batches come from: synthetic (made on the GPU; default), host (copied each step), "
+                    "cpu-decode (JPEGs decoded by data-loader workers, then copied) or gpu-decode (nvJPEG on the GPU)")
+        ->check(one_of<InputSource>());
+    app->add_option("--loader-workers", o.workers,
+                    "cpu-decode: data-loader workers per GPU (default on a --system: the GPU's share of its cores)")
+        ->check(integer_in(1, 4096));
+    app->add_option("--decode-rate", o.decode_rate,
+                    "cpu-decode: images/s one core decodes and augments (default: measured, see docs/systems.md; "
+                    "`roofplan-bench host-decode` measures yours)")
+        ->check(number_in(0, 1e7, false));
 }
 
 void add_system_options(CLI::App* app, SystemOptions& o) {
@@ -443,9 +543,7 @@ void add_system_options(CLI::App* app, SystemOptions& o) {
                  ->check(integer_in(1, OptionLimits::max_nodes)),
              app->add_option("--data-parallel", o.data_parallel, "Training: ddp (DistributedDataParallel; default) or dp (nn.DataParallel)")
                  ->check(one_of<DataParallel>()),
-             app->add_option("--input-source", o.input, "Inference replicas: synthetic (made on the GPU; default) or host (copied each step)")
-                 ->check(one_of<InputSource>()),
-             app->add_flag("--overlap-copies", o.overlap_copies, "Inference replicas with --input-source host: copies overlap the network"),
+             app->add_flag("--overlap-copies", o.overlap_copies, "Inference replicas with a copied input: copies overlap the network"),
              app->add_flag("--no-overlap", o.no_overlap, "DDP without overlapping all-reduce and backward"),
              app->add_flag("--single-flow", o.single_flow, "Inter-node traffic on one TCP flow per node"),
              app->add_option("--dataset", o.dataset, "Samples per epoch (for time-to-train)")->check(number_in(0, 1e15, true)),
@@ -464,6 +562,7 @@ void add_predict_command_options(CLI::App* app, PredictCommand& o) {
                     "Write the step-time breakdown chart (slowest layers, layer types) to this SVG");
     app->add_flag("--layers", o.predict.all_layers, "List every layer in model order");
     add_system_options(app, o.system);
+    add_input_options(app, o.input);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ Table system_table(const std::vector<System>& systems) {
              {"ring GB/s", "allreduce_ring_gb_s", "allreduce_ring_gb_s", true},
              {"nodes", "max_nodes", "max_nodes", true},
              {"network", "network", "network"},
+             {"CPU cores", "cpu_cores", "cpu_cores", true},
              {"name", "name", "name"},
              {"", "", "nvlinks"},
              {"", "", "nvlink_gb_s_per_link"},
@@ -48,6 +49,7 @@ Table system_table(const std::vector<System>& systems) {
                {fixed(r.gb_s, 1) + " (" + std::string(to_string(r.kind)) + ")", r.gb_s},
                {std::to_string(s.max_nodes), s.max_nodes},
                Cell::structured(s.max_nodes > 1 ? std::string(s.network.name.view()) : "-", network),
+               s.cpu.cores() > 0 ? Cell{std::to_string(s.cpu.cores()), s.cpu.cores()} : Cell::structured("-", nullptr),
                std::string(s.name.view()), Cell::structured("", link_matrix(s)), {"", s.nvlink_gb_s},
                {"", s.switch_gb_s}, {"", s.socket_bus_gb_s}, std::string(s.source.view())});
     }

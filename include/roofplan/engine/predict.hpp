@@ -70,12 +70,12 @@ struct PredictRequest {
 };
 
 /// What limits a whole step.
-enum class StepBound { compute, memory, latency, host };
+enum class StepBound { compute, memory, latency, host, input };
 template <>
 struct EnumNames<StepBound> {
     static constexpr std::string_view field = "bound";
     static constexpr std::string_view what = "step bound";
-    static constexpr std::array<std::string_view, 4> names{"compute", "memory", "latency", "host"};
+    static constexpr std::array<std::string_view, 5> names{"compute", "memory", "latency", "host", "input"};
 };
 
 /// One layer's share of a step.
@@ -123,6 +123,12 @@ struct Prediction {
     EnumArray<KernelClass, double> class_time_s{};  ///< GPU time per kernel class
     std::vector<std::string> fallbacks;  ///< layer types the runtime lowered one kernel per pass (no rule)
     std::vector<TimedKernel> kernels;    ///< every kernel, when PredictRequest::kernels
+    /// The input pipeline (system/input.hpp, `with_input`); "synthetic": the batch is made on the GPU and these
+    /// are 0.  The copy is GPU time in the step; the pipeline runs beside the GPU.
+    std::string_view input = "synthetic";
+    double input_copy_s = 0;      ///< the batch copied to the GPU over its host link
+    double input_pipeline_s = 0;  ///< one batch through the pipeline (decode workers, or gpu-decode's host threads)
+    int input_workers = 0;        ///< data-loader workers (cpu-decode) or decode threads (gpu-decode)
 };
 
 /// A model compiled for prediction.  Keeps a pointer to the model: the model must outlive the predictor (binding

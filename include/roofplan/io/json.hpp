@@ -670,6 +670,12 @@ inline json to_json(const System& s) {
               {"gb_s_multi_flow", s.network.gb_s_multi_flow},
               {"gb_s_single_flow", s.network.gb_s_single_flow},
               {"latency_s", s.network.latency_s}}},
+            {"host_cpu",
+             {{"name", s.cpu.name.view()},
+              {"sockets", s.cpu.sockets},
+              {"cores_per_socket", s.cpu.cores_per_socket},
+              {"base_ghz", s.cpu.base_ghz},
+              {"source", s.cpu_source.view()}}},
             {"source", s.source.view()}};
 }
 
@@ -680,7 +686,7 @@ inline System system_from_json(const json& j, const std::string& path = "system"
     reject_unknown_fields(j, path,
                           {"id", "name", "device", "gpus_per_node", "max_nodes", "sockets", "nvlinks",
                            "nvlink_gb_s_per_link", "direct_kind", "switch_gb_s", "host", "socket_bus_gb_s", "network",
-                           "source"});
+                           "host_cpu", "source"});
     System s;
     s.id = text<31>(j, "id", path);
     s.name = text<127>(j, "name", path);
@@ -734,6 +740,17 @@ inline System system_from_json(const json& j, const std::string& path = "system"
     reject_unknown_fields(net, np, {"name", "gb_s_multi_flow", "gb_s_single_flow", "latency_s"});
     s.network = {text<63>(net, "name", np), number(net, "gb_s_multi_flow", np), number(net, "gb_s_single_flow", np),
                  number(net, "latency_s", np)};
+    if (j.contains("host_cpu")) {  // optional: a system without it does not describe its CPUs
+        const json& cpu = j.at("host_cpu");
+        const std::string cp = path_of(path, "host_cpu");
+        if (!cpu.is_object()) roofplan::detail::fail(cp, ": expected {\"name\", \"sockets\", \"cores_per_socket\", \"base_ghz\", \"source\"}");
+        reject_unknown_fields(cpu, cp, {"name", "sockets", "cores_per_socket", "base_ghz", "source"});
+        s.cpu.name = text<63>(cpu, "name", cp);
+        s.cpu.sockets = integer(cpu, "sockets", cp);
+        s.cpu.cores_per_socket = integer(cpu, "cores_per_socket", cp);
+        s.cpu.base_ghz = number(cpu, "base_ghz", cp);
+        s.cpu_source = text<127>(cpu, "source", cp);
+    }
     s.source = text<255>(j, "source", path);
     for (double v : {s.nvlink_gb_s, s.switch_gb_s, s.socket_bus_gb_s, s.network.gb_s_multi_flow,
                      s.network.gb_s_single_flow, s.network.latency_s})

@@ -35,6 +35,9 @@ using name = std::string_view;
 namespace tool {
 inline constexpr name gemm = "roofplan-gemm", bandwidth = "roofplan-bandwidth", dp4a = "roofplan-dp4a",
                       nccl = "roofplan-nccl", conv = "roofplan-conv", e2e = "roofplan-e2e", suite = "roofplan-bench";
+/// roofplan-bench's host-decode part: the input pipeline's images per second per core (validation/host/
+/// decode_bench.py), a host figure that `--decode-rate` takes, not a GPU efficiency: readers skip it in a suite.
+inline constexpr name host_decode = "roofplan-host-decode";
 }
 namespace key {
 inline constexpr name tool = "tool", provenance = "provenance", results = "results", reports = "reports",
@@ -289,6 +292,7 @@ inline std::vector<Report> read_reports(const std::string& file, const json& doc
         json part = list[i];
         if (!part.is_object() || !part.contains(std::string(k::tool)) || !part.at(std::string(k::tool)).is_string())
             roofplan::detail::fail(file, ": .reports[", static_cast<std::int64_t>(i), "] needs a .tool string");
+        if (part.at(std::string(k::tool)).get<std::string>() == report_names::tool::host_decode) continue;  // host figures
         if (!part.contains(std::string(k::provenance)) && document.contains(std::string(k::provenance)))
             part[std::string(k::provenance)] = document.at(std::string(k::provenance));
         out.push_back(detail::read_report(file + "#" + part.at(std::string(k::tool)).get<std::string>(), part));

@@ -5,6 +5,7 @@
 #include <roofplan/device/catalog.hpp>
 #include <roofplan/engine/predict.hpp>
 #include <roofplan/system/collective.hpp>
+#include <roofplan/system/input.hpp>
 #include <roofplan/system/systems.hpp>
 
 #include <algorithm>
@@ -35,6 +36,7 @@ struct ParallelRequest {
     bool single_flow = false; ///< multi-node traffic on one TCP flow per node
     Algorithm algorithm = Algorithm::ring;
     LinkParameters links{};
+    InputRequest input{};     ///< where each GPU's batches come from (system/input.hpp)
 };
 
 struct ParallelPrediction {
@@ -48,7 +50,11 @@ struct ParallelPrediction {
     double comm_fraction = 0;       ///< exposed communication / step time
     double throughput_samples_per_s = 0;  ///< all GPUs together
     double scaling_efficiency = 0;        ///< throughput / (gpus × one GPU's throughput alone)
+    double alone_samples_per_s = 0;       ///< one GPU alone, its input included (the pipeline on every core)
     bool comm_hidden = true;
+    InputEstimate input{};                ///< each GPU's input pipeline
+    units::seconds input_copy_time{};     ///< the batch's copy to each GPU (GPU time before the forward)
+    bool input_bound = false;             ///< the pipeline, not the GPUs, sets the step
 };
 
 /// Where `gpus` GPUs sit on a system: the first GPUs of each node.
@@ -87,7 +93,7 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
     out.gpus = pr.gpus;
     out.nodes = place.nodes;
     const Prediction& g = out.gpu;
-    const double fwd = g.phase_time[Phase::forward].value();
+    double fwd = g.phase_time[Phase::forward].value();
     const double bwd = g.phase_time[Phase::backward_data].value() + g.phase_time[Phase::backward_weight].value();
     // The kernel-level runtimes' GPU idle time (waiting for the host) is part of each GPU's step.
     const double opt = g.phase_time[Phase::optimizer].value() +
@@ -129,14 +135,38 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
         comm = collective(Collective::broadcast) + collective(Collective::reduce);
         step = fwd + bwd + comm + opt;
     }
+    // The input: each GPU copies its batch over its host link before the forward;
+    // the pipeline (its share of the host's cores) runs beside the step.
+    const double cores = s.cpu.cores() > 0 ? static_cast<double>(s.cpu.cores()) / s.gpus_per_node : 0.0;
+    out.input = estimate_input(predictor.model(), request.batch, request.mode, pr.input, cores);
+    if (out.input.batch_bytes > 0) {
+        const HostLink& h = s.host.front();
+        out.input_copy_time = units::in_seconds(out.input.batch_bytes / (h.gb_s * 1e9 * pr.links.eff(h.kind)) +
+                                                pr.links.latency(h.kind));
+    }
+    step += out.input_copy_time.value();
+    fwd += out.input_copy_time.value();
     out.compute_time = units::in_seconds(fwd + bwd + opt);
     out.comm_time = units::in_seconds(comm);
-    out.step_time = units::in_seconds(step);
     out.exposed_comm = units::in_seconds(step - (fwd + bwd + opt));
+    if (out.input.pipeline_s > step) {
+        step = out.input.pipeline_s;
+        out.input_bound = true;
+    }
+    out.step_time = units::in_seconds(step);
     out.comm_fraction = out.exposed_comm.value() / step;
     out.comm_hidden = out.exposed_comm.value() <= 1e-3 * step;
     out.throughput_samples_per_s = static_cast<double>(request.batch) * pr.gpus / step;
-    out.scaling_efficiency = out.throughput_samples_per_s / (pr.gpus * g.throughput_samples_per_s);
+    // One GPU alone: the same step with its input, the pipeline on every core of the node.
+    double alone = g.step_time.value();
+    if (pr.input.source != InputSource::synthetic) {
+        const InputEstimate one = estimate_input(predictor.model(), request.batch, request.mode, pr.input,
+                                                 static_cast<double>(s.cpu.cores()));
+        alone = std::max(alone + out.input_copy_time.value(), one.pipeline_s);
+    }
+    out.alone_samples_per_s = pr.input.source == InputSource::synthetic ? g.throughput_samples_per_s
+                                                                        : static_cast<double>(request.batch) / alone;
+    out.scaling_efficiency = out.throughput_samples_per_s / (pr.gpus * out.alone_samples_per_s);
     return out;
 }
 
@@ -150,20 +180,6 @@ inline ParallelPrediction predict(const Model& model, const System& system, cons
     return predict_parallel(Predictor(model), device, default_profile(device), request, system, parallel);
 }
 
-/// Where a step's input batch comes from.
-enum class InputSource {
-    synthetic,  ///< made on the GPU (synthetic-data benchmarks, trtexec's default): no copy
-    host,       ///< a prepared batch in host memory, copied to the GPU each step and the outputs copied back
-};
-template <>
-struct EnumNames<InputSource> {
-    static constexpr std::string_view field = "input";
-    static constexpr std::string_view what = "input source";
-    static constexpr std::array<std::string_view, 2> names{"synthetic", "host"};
-    static constexpr std::array<std::string_view, 2> notes{
-        "the batch is made on the GPU, no copies", "the batch is copied from host memory each step, the outputs back"};
-};
-
 /// Inference on several GPUs of a system as inference servers and the source benchmarks run it (SPEC.md §2,
 /// scenario 4): one independent replica per GPU, one process each, no communication between them.  With the input
 /// in host memory each step of a replica copies its batch to the GPU over the GPU's host link, runs the network,
@@ -171,8 +187,8 @@ struct EnumNames<InputSource> {
 struct ReplicaRequest {
     int gpus = 1;   ///< replicas, one per GPU
     int nodes = 0;  ///< 0: as few as the GPUs need
-    InputSource input = InputSource::synthetic;
-    /// Host input: the copies overlap the previous batch's network (pinned buffers and a second stream, as
+    InputRequest input{};  ///< where each replica's batches come from (system/input.hpp)
+    /// Copied input: the copies overlap the previous batch's network (pinned buffers and a second stream, as
     /// TensorRT's and Triton's pipelines can run); false: each batch is copied in, run and copied out in turn.
     bool overlap_copies = false;
     LinkParameters links{};
@@ -182,14 +198,16 @@ struct ReplicaPrediction {
     Prediction gpu;  ///< one replica's network at the per-GPU batch
     int gpus = 1;
     int nodes = 1;
-    double input_bytes = 0;   ///< a step's input batch: images in FP32, token ids (and mask) in int64
+    InputEstimate input{};    ///< the input pipeline of each replica (system/input.hpp)
+    double input_bytes = 0;   ///< a step's input batch as copied: images in FP32, token ids (and mask) in int64
     double output_bytes = 0;  ///< a step's outputs: the last layer's, in FP32
-    units::seconds copy_time{};   ///< both copies of a step on the GPU's host link (0 with synthetic input)
+    units::seconds copy_time{};   ///< both copies of a step on the GPU's host link (0: nothing copied)
     units::seconds step_time{};   ///< one replica's step, copies included
     double throughput_samples_per_s = 0;  ///< all replicas together
     double samples_per_s_per_watt = 0;    ///< over the GPUs' power (TDP, or the profile's measured power)
     units::watts power{};                 ///< all GPUs
     bool copy_bound = false;              ///< the copies take longer than the network
+    [[nodiscard]] bool input_bound() const { return input.pipeline_s > 0 && input.pipeline_s >= step_time.value(); }
 };
 
 /// Predicts `rr.gpus` independent inference replicas of `request` on system `s`.  Each GPU has its own host link
@@ -212,11 +230,13 @@ inline ReplicaPrediction predict_replicas(const Predictor& predictor, const Devi
     out.gpus = rr.gpus;
     out.nodes = place.nodes;
     const Model& model = predictor.model();
-    const bool tokens = !model.nodes().empty() && std::holds_alternative<Embedding>(model.nodes().front().layer);
     const double batch = static_cast<double>(request.batch);
-    out.input_bytes = batch * static_cast<double>(model.input_shape().elements()) * (tokens ? 2 * 8 : 4);
+    const double cores = s.cpu.cores() > 0 ? static_cast<double>(s.cpu.cores()) / s.gpus_per_node : 0.0;
+    const InputEstimate in = estimate_input(model, request.batch, request.mode, rr.input, cores);
+    out.input = in;
+    out.input_bytes = in.batch_bytes;
     const Shape last = model.nodes().empty() ? model.input_shape() : output_shape(model.nodes().back().layer);
-    out.output_bytes = batch * static_cast<double>(last.elements()) * 4;
+    out.output_bytes = in.batch_bytes > 0 ? batch * static_cast<double>(last.elements()) * 4 : 0.0;
     // Each replica on its own GPU's link, on every node; the step reported is the slowest replica's.
     double throughput = 0, step_max = 0;
     bool copy_bound = false;
@@ -224,11 +244,11 @@ inline ReplicaPrediction predict_replicas(const Predictor& predictor, const Devi
         for (int g : place.gpus) {
             const HostLink& h = s.host[static_cast<std::size_t>(g)];
             const double rate = h.gb_s * 1e9 * rr.links.eff(h.kind);
-            const double copy = rr.input == InputSource::synthetic
-                                    ? 0.0
-                                    : out.input_bytes / rate + out.output_bytes / rate + 2 * rr.links.latency(h.kind);
+            const double copy = out.input_bytes > 0
+                                    ? out.input_bytes / rate + out.output_bytes / rate + 2 * rr.links.latency(h.kind)
+                                    : 0.0;
             const double network = out.gpu.step_time.value();
-            const double step = rr.overlap_copies ? std::max(copy, network) : copy + network;
+            const double step = std::max(rr.overlap_copies ? std::max(copy, network) : copy + network, in.pipeline_s);
             copy_bound = copy_bound || copy > network;
             throughput += batch / step;
             if (step > step_max) step_max = step, out.copy_time = units::in_seconds(copy);

@@ -57,6 +57,8 @@ inline std::vector<System> make_builtin_systems() {
         s.network = {"4x InfiniBand EDR", 50.0, 0, 5e-6};
         s.max_nodes = 16;
         s.source = "NVIDIA DGX-1 System Architecture whitepaper (WP-08437-002): hybrid cube-mesh, NVLink 2.0";
+        s.cpu = {"Intel Xeon E5-2698 v4", 2, 20, 2.2};
+        s.cpu_source = "NVIDIA DGX-1 datasheet: 2x Intel Xeon E5-2698 v4, 20 cores, 2.2 GHz";
         all.push_back(s);
     }
     {
@@ -68,6 +70,8 @@ inline std::vector<System> make_builtin_systems() {
         s.max_nodes = 16;
         s.source = "AWS EC2 p3dn.24xlarge: 100 Gbit/s networking; a single TCP flow is limited to 10 Gbit/s "
                    "(AWS ENA documentation); NVLink topology as DGX-1V";
+        s.cpu = {"Intel Xeon Platinum 8175M", 2, 24, 2.5};
+        s.cpu_source = "AWS EC2 P3 instances: p3dn.24xlarge, 96 vCPUs of Intel Xeon Platinum 8175M (2x 24 cores, 2.5 GHz)";
         all.push_back(s);
     }
     {
@@ -78,6 +82,8 @@ inline std::vector<System> make_builtin_systems() {
         s.network = {"8x InfiniBand EDR", 100.0, 0, 5e-6};
         s.max_nodes = 16;
         s.source = "NVIDIA DGX-2 System Architecture whitepaper: 12 NVSwitches, 150 GB/s per GPU per direction";
+        s.cpu = {"Intel Xeon Platinum 8168", 2, 24, 2.7};
+        s.cpu_source = "NVIDIA DGX-2 datasheet: 2x Intel Xeon Platinum 8168, 24 cores, 2.7 GHz";
         all.push_back(s);
     }
     {
@@ -90,6 +96,8 @@ inline std::vector<System> make_builtin_systems() {
         s.network = {"InfiniBand EDR", 24.0, 0, 5e-6};
         s.max_nodes = 4;
         s.source = "IBM Redpaper REDP-5494 (AC922 8335-GTH): 3 NVLink 2.0 bricks CPU-GPU and GPU-GPU, X-bus 32 GB/s";
+        s.cpu = {"IBM POWER9", 2, 20, 2.4};
+        s.cpu_source = "IBM Redpaper REDP-5494: 8335-GTH with 2x POWER9 of 16 or 20 cores; 20 cores at 2.4 GHz assumed";
         all.push_back(s);
     }
     {
@@ -104,6 +112,8 @@ inline std::vector<System> make_builtin_systems() {
                         two_sockets_8, pcie_x16_gb_s(4));
         s.socket_bus_gb_s = 3 * 22.4;  // three UPI links at 11.2 GT/s (Xeon Ice Lake)
         s.source = "Lenovo Press LP1392 (SR670 V2): PCIe Gen4 x16 per GPU through PCIe switches, dual Xeon Ice Lake";
+        s.cpu = {"Intel Xeon Platinum 8360Y", 2, 36, 2.4};
+        s.cpu_source = "MLPerf Training v3.0, Lenovo SR670 V2 system description: 2x Intel Xeon Platinum 8360Y, 36 cores, 2.4 GHz";
         all.push_back(s);
     }
     {
@@ -114,6 +124,8 @@ inline std::vector<System> make_builtin_systems() {
         s.nvlink_gb_s = 25;
         s.socket_bus_gb_s = 3 * 22.4;
         s.source = "Lenovo Press LP1392; NVIDIA HGX A100 4-GPU: GPUs fully connected by NVLink3, 4 links per pair";
+        s.cpu = {"Intel Xeon Platinum 8360Y", 2, 36, 2.4};
+        s.cpu_source = "MLPerf Training v3.0, Lenovo SR670 V2 system description: 2x Intel Xeon Platinum 8360Y, 36 cores, 2.4 GHz";
         all.push_back(s);
     }
     for (auto [id, name, device] : {std::tuple{"p920-rtx8000", "Lenovo ThinkStation P920: 2x Quadro RTX 8000 + NVLink bridge", "quadro-rtx8000"},
@@ -129,6 +141,8 @@ inline std::vector<System> make_builtin_systems() {
                         {0, 0, 1}, pcie_x16_gb_s(3));
         s.socket_bus_gb_s = 2 * 20.8;
         s.source = "Dell PowerEdge R740 technical guide: up to 3 double-width GPUs, PCIe Gen3 x16; Xeon Gold 6150 UPI";
+        s.cpu = {"Intel Xeon Gold 6150", 2, 18, 2.7};
+        s.cpu_source = "SPEC.md section 4 (2x Xeon Gold 6150); Intel ARK: Xeon Gold 6150, 18 cores, 2.7 GHz";
         all.push_back(s);
     }
     {
@@ -136,6 +150,8 @@ inline std::vector<System> make_builtin_systems() {
                         {0, 0, 1, 1}, pcie_x16_gb_s(3));
         s.socket_bus_gb_s = 2 * 20.8;
         s.source = "Dell PowerEdge R740 technical guide: up to 4 single-width GPUs, PCIe Gen3 x16";
+        s.cpu = {"Intel Xeon Gold 6150", 2, 18, 2.7};
+        s.cpu_source = "SPEC.md section 4 (2x Xeon Gold 6150); Intel ARK: Xeon Gold 6150, 18 cores, 2.7 GHz";
         all.push_back(s);
     }
     {
@@ -146,6 +162,8 @@ inline std::vector<System> make_builtin_systems() {
         s.network = {"8x InfiniBand HDR", 200.0, 0, 5e-6};
         s.max_nodes = 140;
         s.source = "NVIDIA DGX A100 System Architecture whitepaper: 12 NVLink3 per GPU to 6 NVSwitches, 8x HDR 200";
+        s.cpu = {"AMD EPYC 7742", 2, 64, 2.25};
+        s.cpu_source = "NVIDIA DGX A100 datasheet: 2x AMD EPYC 7742, 64 cores, 2.25 GHz";
         all.push_back(s);
     }
     {
@@ -156,6 +174,8 @@ inline std::vector<System> make_builtin_systems() {
         s.network = {"8x InfiniBand NDR", 400.0, 0, 5e-6};
         s.max_nodes = 128;
         s.source = "NVIDIA DGX H100 user guide: 18 NVLink4 per GPU (900 GB/s bidirectional) through NVSwitch, 8x NDR 400";
+        s.cpu = {"Intel Xeon Platinum 8480C", 2, 56, 2.0};
+        s.cpu_source = "NVIDIA DGX H100 datasheet: 2x Intel Xeon Platinum 8480C, 56 cores, 2.0 GHz";
         all.push_back(s);
     }
     {
@@ -165,6 +185,8 @@ inline std::vector<System> make_builtin_systems() {
         s.socket_bus_gb_s = 4 * 32.0;
         s.source = "nvidia-smi topo -m on the lent 4-GPU H200 machine: NV18 between every pair; H200 datasheet: "
                    "NVLink 900 GB/s";
+        s.cpu = {"Intel Xeon (Firecracker guest, 64 vCPUs)", 1, 64, 0};
+        s.cpu_source = "the lent 4-GPU H200 machine: 64 CPU cores (device/KINDS.md)";
         all.push_back(s);
     }
     {
@@ -173,6 +195,8 @@ inline std::vector<System> make_builtin_systems() {
         s.switch_gb_s = 18 * 25.0;
         s.socket_bus_gb_s = 4 * 32.0;
         s.source = "NVIDIA HGX H200 datasheet: 8 GPUs, NVLink4 900 GB/s per GPU through NVSwitch";
+        s.cpu = {"Intel Xeon (Firecracker guest, 128 vCPUs)", 1, 128, 0};
+        s.cpu_source = "the lent 8-GPU H200 machine: 128 CPU cores (device/KINDS.md)";
         all.push_back(s);
     }
     for (const System& s : all) s.validate();

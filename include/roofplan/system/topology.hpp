@@ -85,6 +85,16 @@ struct Network {
     double latency_s = 10e-6;
 };
 
+/// A node's host CPUs, for the data-loader workers and the processes that drive the GPUs.  Zero sockets: the
+/// system does not describe them (input pipelines on the CPU then need the worker count).
+struct HostCpu {
+    FixedString<63> name;   ///< "Intel Xeon Gold 6150"
+    int sockets = 0;
+    int cores_per_socket = 0;  ///< physical cores
+    double base_ghz = 0;
+    [[nodiscard]] constexpr int cores() const { return sockets * cores_per_socket; }
+};
+
 /// A system: one node's GPUs and links, how many nodes can be joined, and the network between them.
 struct System {
     /// Whether `wanted` (case-insensitive) is this system's id.
@@ -103,7 +113,9 @@ struct System {
     std::vector<HostLink> host;       ///< per GPU
     double socket_bus_gb_s = 0;       ///< between sockets, per direction (UPI, X-bus)
     Network network{};
+    HostCpu cpu{};                    ///< the node's CPUs
     FixedString<255> source;          ///< where the topology comes from
+    FixedString<127> cpu_source;      ///< where the CPUs come from
 
     /// The bottleneck bandwidth (GB/s per direction) and its link kind of the best path from GPU i to GPU j
     /// on one node: the direct links if any, else the fabric, else the host path.
@@ -141,6 +153,10 @@ struct System {
         const bool two_sockets = std::adjacent_find(socket.begin(), socket.end(), std::not_equal_to<>()) != socket.end();
         if (two_sockets && !(socket_bus_gb_s > 0)) detail::fail(where(), ": socket_bus_gb_s must be > 0 with GPUs on two sockets");
         if (max_nodes > 1 && !(network.gb_s_multi_flow > 0)) detail::fail(where(), ": a multi-node system needs a network bandwidth");
+        if (cpu.sockets < 0 || cpu.sockets > 16 || cpu.cores_per_socket < 0 || cpu.cores_per_socket > 1024 ||
+            (cpu.sockets > 0) != (cpu.cores_per_socket > 0) || !(cpu.base_ghz >= 0 && cpu.base_ghz <= 10))
+            detail::fail(where(), ": host CPUs: sockets in [0, 16] and cores per socket in [0, 1024], both 0 (not "
+                         "described) or both positive; base clock in [0, 10] GHz");
     }
 };
 
