@@ -487,6 +487,63 @@ def cases_batchnorm(R):
                 autograd_pair(R, rec, (make, fn), ref, 2 * n * e, 3 * n * e, tol, autocast=ac)
 
 
+def cases_batchnorm_infer(R):
+    """Batch norm in eval mode (running statistics), forward only, as inference steps run it: FP32 NCHW (the fp32
+    and tf32 runs; cuDNN), bf16 channels-last under autocast (PyTorch's native kernels: bf16 input) and fp16
+    channels-last (cuDNN).  Bytes: the input read and the output written once (the per-channel vectors are
+    negligible).  The backend PyTorch selects is recorded."""
+    env = R.env
+    shapes = [(n, 64, 56, 56) for n in ((1, 4, 16, 64, 256) if not env.smoke else (2,))]
+    shapes += [(256, 256, 14, 14), (256, 2048, 7, 7)] if not env.smoke else []
+    for prec, adt, ac, layout in [("fp32", torch.float32, None, "nchw"), ("amp-bf16", torch.bfloat16, torch.bfloat16, "nhwc"),
+                                  ("amp-fp16", torch.float16, torch.float16, "nhwc")]:
+        if ac is not None and not env.cuda:
+            continue
+        mf = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+        e = torch.tensor([], dtype=adt).element_size()
+        tol = TOL["fp32"] * 10 if ac is None else TOL["bf16" if adt == torch.bfloat16 else "fp16"]
+        for shp in shapes:
+            N, C, H, W = shp
+            n = N * C * H * W
+
+            def stats(C=C):
+                w = env.fresh((C,), torch.float32, 31).abs() + 0.5
+                b = env.fresh((C,), torch.float32, 32)
+                rm = env.fresh((C,), torch.float32, 33)
+                rv = env.fresh((C,), torch.float32, 34).abs() + 0.5
+                return w, b, rm, rv
+
+            def run(x, w, b, rm, rv, ac=ac):
+                if ac is None:
+                    return F.batch_norm(x, rm, rv, w, b, training=False, eps=1e-5)
+                with torch.autocast(env.dev, dtype=ac):
+                    return F.batch_norm(x, rm, rv, w, b, training=False, eps=1e-5)
+
+            def check(shp=shp, adt=adt, mf=mf, tol=tol):
+                x = env.fresh(shp, adt, 35).contiguous(memory_format=mf)
+                w, b, rm, rv = stats()
+                shape = (1, -1, 1, 1)
+                x64 = x.to(torch.float64)
+                ref = (x64 - rm.view(shape).double()) / torch.sqrt(rv.view(shape).double() + 1e-5) * \
+                    w.view(shape).double() + b.view(shape).double()
+                return relerr(run(x, w, b, rm, rv), ref), tol, None
+
+            def setup(k, shp=shp, adt=adt, mf=mf):
+                x = env.leaf(shp, adt, None, False).contiguous(memory_format=mf)
+                w, b, rm, rv = stats()
+                return (lambda: run(x, w, b, rm, rv),)
+            backend = None
+            try:
+                x0 = torch.empty(shp, dtype=adt, device=env.dev).contiguous(memory_format=mf)
+                w0, b0, rm0, rv0 = stats()
+                backend = str(torch._C._select_batch_norm_backend(x0, w0, b0, rm0, rv0, False, 1e-5)).split(".")[-1]
+            except Exception:  # noqa: BLE001 - older torch
+                pass
+            R.run({"op": "batch_norm_infer", "pass": "fwd", "class": "normalization", "dtype": prec, "layout": layout,
+                   "shape": list(shp), "numel": n, "bytes": 2 * n * e, "flops": 2 * n, "bn_backend": backend},
+                  setup, check, 2 * n * e)
+
+
 def cases_layernorm(R):
     env = R.env
     toks = (128, 1024, 4096, 16384, 65536) if not env.smoke else (64,)
@@ -1227,13 +1284,13 @@ def cases_pool(R):
 
 GROUPS = {
     "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
-    "bn": cases_batchnorm, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
+    "bn": cases_batchnorm, "bn_infer": cases_batchnorm_infer, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
     "embedding": cases_embedding, "ce": cases_cross_entropy, "optim": cases_optimizer, "memset": cases_memset,
     "gemm": cases_gemm, "sdpa": cases_sdpa, "sdpa_dropout": lambda R: cases_sdpa(R, dropout=True),
     "pool": cases_pool, "autocast_host": autocast_host_cases,
     "compiled_host": compiled_host_cases,
 }
-ORDER = ["floor", "host", "bn", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
+ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
          "optim", "memset", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host"]
 
 
