@@ -5,10 +5,13 @@
 #include <roofplan/io/json.hpp>
 #include <roofplan/io/operators.hpp>
 #include <roofplan/io/reports.hpp>
+#include <roofplan/models/zoo.hpp>
+#include <roofplan/runtime/runtime.hpp>
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 
 using namespace roofplan;
 
@@ -772,4 +775,39 @@ TEST_CASE("a measured table's hash index finds what a search of the table finds,
     std::reverse(some.begin(), some.end());
     const MeasuredConvs kept = keep(std::move(some), "test");
     CHECK(check(kept) == 200);
+}
+
+TEST_CASE("batch norm in eval mode: the native transform's class, fitted from the recorded bn_infer cases") {
+    // validation/results/2026-11-24-h200-bn-infer: PyTorch's native kernels (bf16 channels-last) get their own
+    // class; cuDNN's (FP32 NCHW, fp16 NHWC) are recorded but inform no class.
+    const std::string file = ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-24-h200-bn-infer/ops_bn_infer_h200.json";
+    const Measurements m = io::operator_report(io::parse(io::read_text(file), file), file);
+    int native = 0;
+    for (const OperatorSample& s : m.operators) {
+        const auto c = calibration::class_of(s);
+        if (s.backend == "Native") {
+            REQUIRE(c);
+            CHECK(c->first == KernelClass::batch_norm_inference);
+            ++native;
+        } else {
+            CHECK(!c);
+        }
+    }
+    CHECK(native == 7);
+    const Device& d = find_device("h200");
+    EfficiencyProfile p = default_profile(d);
+    calibration::fit_kernel_classes(m.operators, d, p);
+    CHECK(p.kernel_class[KernelClass::batch_norm_inference].memory == doctest::Approx(0.461).epsilon(0.01));
+    CHECK(p.kernel_class[KernelClass::batch_norm_inference].fixed_s == doctest::Approx(3.2e-6).epsilon(0.05));
+    // The eager runtime uses it for the native transform in inference only.
+    const Model r50 = models::build("resnet50");
+    const auto kinds = [&](Precision pr, Mode mode) {
+        std::map<KernelClass, int> n;
+        for (const Kernel& k : lower(r50, 8, {pr, mode, Optimizer::sgd, false}, Runtime::eager).kernels)
+            if (k.what == "batch norm" || k.what == "batch norm transform") ++n[k.kind];
+        return n;
+    };
+    CHECK(kinds(Precision::amp_bf16, Mode::infer)[KernelClass::batch_norm_inference] == 53);
+    CHECK(kinds(Precision::amp_bf16, Mode::train)[KernelClass::batch_norm_inference] == 0);
+    CHECK(kinds(Precision::fp32, Mode::infer)[KernelClass::batch_norm] == 53);
 }

@@ -21,7 +21,7 @@ import shlex
 import subprocess
 import sys
 
-FOLD = {"batch_norm": "normalization", "pooling_nhwc": "pooling", "pooling_backward": "pooling",
+FOLD = {"batch_norm": "normalization", "batch_norm_inference": "normalization", "pooling_nhwc": "pooling", "pooling_backward": "pooling",
         "copy_cast": "copy/cast"}
 
 

@@ -63,6 +63,7 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
         return std::pair{K::batch_norm, s.pass == "fwd" ? 1.5 : 5.0 / 3.0};
     if (s.op == "cross_entropy" && !amp) return std::pair{K::loss, 2.0};  // + the FP32 log-probabilities
     if (s.op == "embedding" && s.pass == "fwd") return std::pair{K::gather, 1.0};
+    if (s.op == "batch_norm_infer" && s.backend == "Native" && s.layout == "nhwc") return std::pair{K::batch_norm_inference, 1.0};
     if (s.op == "max_pool2d" && s.pass != "fwd") return std::pair{K::pooling_backward, 1.0};  // bytes as lowered
     if (s.op == "max_pool2d") return std::pair{s.layout == "nhwc" ? K::pooling_nhwc : K::pooling, 1.0};
     if ((s.op == "sgd_step" || s.op == "adamw_step") && s.layout == "foreach" && s.numel > 0)  // bytes per parameter

@@ -266,6 +266,10 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
     set_class(KernelClass::pooling, 0.435, 6.4e-6);
     set_class(KernelClass::pooling_nhwc, 0.281, 18.9e-6);
     set_class(KernelClass::pooling_backward, 0.146, 14.3e-6);
+    // Batch norm in eval mode on PyTorch's native kernels (bf16 channels-last; validation/results/
+    // 2026-11-24-h200-bn-infer, op_bench's bn_infer: ResNet shapes, batch 1 to 256, three kernels a call): the
+    // transform streams faster than the training class's kernels (0.36), which also compute the statistics.
+    set_class(KernelClass::batch_norm_inference, 0.461, 3.2e-6);
     switch (d.architecture) {
         case Architecture::kepler:
             set(MathClass::fp32, 0.75);

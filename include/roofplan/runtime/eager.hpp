@@ -291,7 +291,9 @@ inline void rule(Emitter& e, const At& at, const BatchNorm2d& l) {
             e.forward(stream_kernel(KernelClass::copy_cast, HostOp::module, "copy running mean", 4 * channels, 4 * channels));
             e.forward(stream_kernel(KernelClass::elementwise, HostOp::none, "inverse std", 4 * channels, 4 * channels, 2 * channels));
         }
-        e.forward(stream_kernel(kind, native ? HostOp::none : HostOp::module, "batch norm", width * elements, width * elements, 2 * elements));
+        // The native transform in eval mode has its own, measured, class (it computes no statistics).
+        e.forward(stream_kernel(native ? KernelClass::batch_norm_inference : kind, native ? HostOp::none : HostOp::module,
+                                "batch norm", width * elements, width * elements, 2 * elements));
         return;
     }
     // In training the module call and its autograd node cost the host far more than a generic op's (measured on

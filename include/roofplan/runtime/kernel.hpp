@@ -37,15 +37,16 @@ enum class KernelClass {
     pooling,        ///< PyTorch's native pooling forward, NCHW (max pooling writes its int64 indices too)
     pooling_nhwc,   ///< the same on channels-last tensors (another kernel, slower per byte)
     pooling_backward, ///< its backward (either layout): scatters the output gradient through the indices
+    batch_norm_inference, ///< PyTorch's native batch-norm transform in eval mode (bf16 channels-last inference)
 };
 template <>
 struct EnumNames<KernelClass> {
     static constexpr std::string_view field = "kernel_class";
     static constexpr std::string_view what = "kernel class";
-    static constexpr std::array<std::string_view, 16> names{
+    static constexpr std::array<std::string_view, 17> names{
         "gemm",      "conv",      "attention", "elementwise", "reduction", "normalization", "batch_norm",
         "softmax",   "copy_cast", "optimizer", "memset",      "gather",    "loss",      "pooling",
-        "pooling_nhwc", "pooling_backward"};
+        "pooling_nhwc", "pooling_backward", "batch_norm_inference"};
 };
 inline constexpr std::size_t kernel_class_count = enum_count<KernelClass>;
 inline constexpr std::array<KernelClass, kernel_class_count> all_kernel_classes = enum_values<KernelClass>();
