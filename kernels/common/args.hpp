@@ -49,23 +49,23 @@ inline std::vector<std::string_view> split(std::string_view s, char sep) {
     return parts;
 }
 
-// The indices in `names` of a comma-separated list of names or "all", in order, without repeats; an unknown name
-// is a usage error that names `what` and the accepted names.
-inline std::vector<int> parse_choices(std::string_view list, const std::vector<std::string_view>& names,
-                                      std::string_view what) {
-    std::vector<int> out;
+// Adds to `out` the choices of a comma-separated list of `names` or "all", as E(index in names), in order, each
+// once; an unknown name is a usage error that names `what` (and `flag`, if given) and the accepted names.
+template <class E>
+void add_choices(std::vector<E>& out, std::string_view list, const std::vector<std::string_view>& names,
+                 std::string_view what, std::string_view flag = {}) {
     for (const std::string_view item : split(list, ',')) {
         const auto at = std::find(names.begin(), names.end(), item);
         if (at == names.end() && item != "all") {
             std::string accepted;
             for (const std::string_view n : names) accepted += std::string(n) + ", ";
-            usage_error("unknown " + std::string(what) + " '" + std::string(item) + "'; accepted: " + accepted + "all");
+            usage_error("unknown " + std::string(what) + " '" + std::string(item) + "'" +
+                        (flag.empty() ? "" : " in " + std::string(flag)) + "; accepted: " + accepted + "all");
         }
         for (int i = 0; i < int(names.size()); ++i)
-            if ((item == "all" || i == at - names.begin()) && std::find(out.begin(), out.end(), i) == out.end())
-                out.push_back(i);
+            if ((item == "all" || i == at - names.begin()) && std::find(out.begin(), out.end(), E(i)) == out.end())
+                out.push_back(E(i));
     }
-    return out;
 }
 
 // What every program takes (NCCL: no --device and no --warmup-ms) and what its provenance records.

@@ -47,9 +47,8 @@ inline void check(cudnnStatus_t s, const char* call, const char* file, int line)
 inline void check(ncclResult_t r, const char* call, const char* file, int line) {
     if (r == ncclSuccess) return;
     const char* last = ncclGetLastError(nullptr);  // NCCL's last message; its argument is unused
-    fail("NCCL",
-         std::string(ncclGetErrorString(r)) + " (ncclResult_t " + std::to_string(int(r)) + ")" +
-             (last != nullptr && *last != '\0' ? std::string("; NCCL says: ") + last : std::string()),
+    fail("NCCL", std::string(ncclGetErrorString(r)) + " (ncclResult_t " + std::to_string(int(r)) + ")" +
+                     (last != nullptr && *last != '\0' ? std::string("; NCCL says: ") + last : std::string()),
          call, file, line);
 }
 #endif

@@ -182,12 +182,15 @@ inline Json device_json(const DeviceInfo& d) {
     return j.set(field::peak_gb_per_s_estimate, d.peak_gb_per_s());
 }
 
-// The first fields of a single-GPU program's report: tool, schema version, provenance (with the device), config.
-inline Json report_head(std::string_view tool, Json provenance_block, const DeviceInfo& dev, Json config) {
+// The first fields of a report: tool, schema version, provenance, config.
+inline Json report_head(std::string_view tool, Json provenance_block, Json config) {
     Json doc;
     doc.set(key::tool, tool).set(key::schema_version, roofplan::io::schema::version);
-    doc.object(key::provenance, std::move(provenance_block.object(field::device, device_json(dev))));
-    return doc.object(key::config, std::move(config));
+    return doc.object(key::provenance, std::move(provenance_block)).object(key::config, std::move(config));
+}
+// A single-GPU program's, with the device in the provenance.
+inline Json report_head(std::string_view tool, Json provenance_block, const DeviceInfo& dev, Json config) {
+    return report_head(tool, std::move(provenance_block.object(field::device, device_json(dev))), std::move(config));
 }
 
 // The device and the software, first line of the tables on stderr (the caller ends the line).

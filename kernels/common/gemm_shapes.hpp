@@ -20,8 +20,7 @@ namespace roofplan::bench {
 
 struct GemmShape {
     std::int64_t m = 0, n = 0, k = 0, count = 1;  // count: a strided batch of products of this shape
-    std::string label;
-    std::string origin;  // where it came from, for messages: "--sizes", "--shape", "FILE:LINE", "default"
+    std::string label, origin;  // origin, for messages: "--sizes", "--shape", "FILE:LINE" or "default"
 };
 
 inline std::string shape_text(const GemmShape& s) {

@@ -64,6 +64,11 @@ struct Timing : Summary {
     bool host_kept_ahead = true;             // host_enqueue_s < lead_s
 };
 
+// For a progress line: a note when the host fell behind the lead kernel.
+inline const char* fell_behind(bool host_kept_ahead) {
+    return host_kept_ahead ? "" : " (the host fell behind the lead kernel: launch gaps possible)";
+}
+
 // Seconds on the host's steady clock since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

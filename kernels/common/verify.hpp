@@ -42,6 +42,9 @@ std::vector<unsigned char> run_checked(const std::vector<HostBytes>& inputs, std
     return host;
 }
 
+// The poison of an int32 output: every byte 0x7f (cudaMemset).
+inline constexpr std::int32_t kPoisonI32 = 0x7f7f7f7f;
+
 // Whether a check of `count` positions of `total` checks them all: when `count` is more than half of `total`,
 // since drawing that many distinct positions would take long.
 inline bool checks_all(std::uint64_t total, std::uint64_t count) { return 2 * count > total; }
@@ -107,6 +110,11 @@ void parallel_for(std::size_t tasks, Task&& task) {
     for (std::thread& t : pool) t.join();
 }
 
+// Blocks of 256 threads for a grid-stride loop over `n` elements: enough to cover them, at least 1, at most `most`.
+inline unsigned grid_for(std::size_t n, std::size_t most) {
+    return unsigned(std::clamp<std::size_t>((n + 255) / 256, 1, most));
+}
+
 template <class T>
 __global__ void gather_kernel(const T* data, const std::uint64_t* where, std::size_t count, float* out) {
     const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
@@ -122,8 +130,7 @@ std::vector<float> gather_to_host(const T* data, const std::vector<std::uint64_t
     CHECK(cudaMalloc(&d_where, where.size() * sizeof(std::uint64_t)));
     CHECK(cudaMalloc(&d_out, where.size() * sizeof(float)));
     CHECK(cudaMemcpyAsync(d_where, where.data(), where.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-    gather_kernel<<<unsigned(std::min<std::size_t>((where.size() + 255) / 256, 8192)), 256, 0, stream>>>(
-        data, d_where, where.size(), d_out);
+    gather_kernel<<<grid_for(where.size(), 8192), 256, 0, stream>>>(data, d_where, where.size(), d_out);
     CHECK_LAUNCH("gather_kernel");
     std::vector<float> out(where.size());
     CHECK(cudaMemcpyAsync(out.data(), d_out, out.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));

@@ -76,8 +76,6 @@ __global__ void count_bad_kernel(const T* data, std::int64_t count, unsigned lon
     if (local) atomicAdd(bad, local);
 }
 
-int grid_for(std::int64_t count) { return int(std::min<std::int64_t>((count + 255) / 256, 4096)); }
-
 // Calls body(T{}) with T the element type of format `f`.
 template <class Body>
 void with_element_type(Fmt f, Body&& body) {
@@ -88,30 +86,10 @@ void with_element_type(Fmt f, Body&& body) {
 
 void fill(void* p, Fmt f, const Dims4& d, std::uint64_t seed, cudaStream_t s) {
     with_element_type(f, [&](auto zero) {
-        using T = decltype(zero);
-        fill_kernel<<<grid_for(d.count()), 256, 0, s>>>(static_cast<T*>(p), d.count(), d.c, d.h, d.w, d.nhwc, seed,
-                                                        fraction_bits(f));
+        fill_kernel<<<grid_for(d.count(), 4096), 256, 0, s>>>(static_cast<decltype(zero)*>(p), d.count(), d.c, d.h, d.w,
+                                                             d.nhwc, seed, fraction_bits(f));
     });
     CHECK_LAUNCH("fill_kernel");
-}
-
-unsigned long long count_bad(const void* p, Fmt f, std::int64_t count, unsigned long long* d_bad, cudaStream_t s) {
-    CHECK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
-    with_element_type(f, [&](auto zero) {
-        using T = decltype(zero);
-        count_bad_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const T*>(p), count, d_bad);
-    });
-    CHECK_LAUNCH("count_bad_kernel");
-    unsigned long long bad = 0;
-    CHECK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
-    CHECK(cudaStreamSynchronize(s));
-    return bad;
-}
-
-std::vector<float> gather(const void* p, Fmt f, const std::vector<std::uint64_t>& where, cudaStream_t s) {
-    std::vector<float> out;
-    with_element_type(f, [&](auto zero) { out = gather_to_host(static_cast<const decltype(zero)*>(p), where, s); });
-    return out;
 }
 
 // ---- Cases ---------------------------------------------------------------------------------------------
@@ -166,9 +144,14 @@ struct Options {
     int samples = 512;
 };
 
-struct Verify {
-    std::int64_t terms = 0;  // products per output element (at most; padding and stride skip some)
-    ErrorStats e;
+// The algorithm chosen for a case (find or heuristic; `ok` false, with a reason, when none works).
+struct Choice {
+    bool ok = false;
+    int algo = -1;
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    std::size_t workspace = 0;
+    int offered = 0;
+    std::string reason;
 };
 
 struct Record {
@@ -177,13 +160,11 @@ struct Record {
     bool nhwc = false;
     Pass pass = Pass::forward;
     std::string skip_reason;
-    int algo = -1;
-    std::string algo_math;
-    std::size_t workspace = 0;
-    int algos_offered = 0;
+    Choice algo;
     int input_sets = 1;
     Timing t;
-    Verify v;
+    std::int64_t terms = 0;  // products per output element (at most; padding and stride skip some)
+    ErrorStats v;
     double tflops = 0;
 };
 
@@ -197,18 +178,16 @@ Options parse_args(int argc, char** argv) {
                "validation/shapes/zoo_conv.txt (tools: roofplan-zoo-conv-shapes); required",
                [&o](std::string_view v) { o.shapes_file = v; });
     cli.option("--precision", "LIST", "fp32,tf32,fp16,bf16 or all (default all)", [&o](std::string_view v) {
-        o.precisions.clear();
-        for (const int i : parse_choices(v, {prec::fp32, prec::tf32, prec::fp16, prec::bf16}, "precision"))
-            o.precisions.push_back(Prec(i));
+        o.precisions.clear();  // each use replaces the one before
+        add_choices(o.precisions, v, {prec::fp32, prec::tf32, prec::fp16, prec::bf16}, "precision");
     });
     cli.option("--layout", "LIST", "nchw,nhwc or all (default all)", [&o](std::string_view v) {
         o.layouts.clear();
-        for (const int i : parse_choices(v, {"nchw", "nhwc"}, "layout")) o.layouts.push_back(i == 1);
+        add_choices(o.layouts, v, {"nchw", "nhwc"}, "layout");  // nhwc?
     });
     cli.option("--pass", "LIST", "forward,bwd-data,bwd-filter or all (default all)", [&o](std::string_view v) {
         o.passes.clear();
-        for (const int i : parse_choices(v, {kPassNames[0], kPassNames[1], kPassNames[2]}, "pass"))
-            o.passes.push_back(Pass(i));
+        add_choices(o.passes, v, {kPassNames[0], kPassNames[1], kPassNames[2]}, "pass");
     });
     cli.option("--filter", "TEXT", "only shapes whose label contains TEXT", [&o](std::string_view v) { o.filter = v; });
     cli.option("--algo", "NAME",
@@ -268,8 +247,8 @@ struct Reference {
 
 // The exact (double) value of one output element at logical position (a, b, i, j) of the pass's output:
 // forward y[n,k,p,q], bwd-data dx[n,c,h,w], bwd-filter dw[k,c,r,s].
-Reference reference(const Shape& s, Pass pass, const Seeds& seeds, int bits, std::int64_t a, std::int64_t b,
-                    std::int64_t i, std::int64_t j) {
+Reference reference(const Shape& s, Pass pass, const Seeds& seeds, int bits, const std::array<std::int64_t, 4>& at) {
+    const auto [a, b, i, j] = at;
     const std::int64_t P = s.p(), Q = s.q();
     auto x = [&](std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
         return double(logical_value(seeds.x, std::uint64_t(((n * s.c + c) * s.h + h) * s.w + w), bits));
@@ -324,15 +303,31 @@ Reference reference(const Shape& s, Pass pass, const Seeds& seeds, int bits, std
 
 // ---- cuDNN plumbing --------------------------------------------------------------------------------------
 
+// The descriptors of a case: x, w and y in its layout and type, the convolution with its math type.
 struct Descriptors {
     cudnnTensorDescriptor_t x{}, y{};
     cudnnFilterDescriptor_t w{};
     cudnnConvolutionDescriptor_t conv{};
-    Descriptors() {
+    Descriptors(const Shape& s, const PrecSpec& p, bool nhwc) {
         CHECK(cudnnCreateTensorDescriptor(&x));
         CHECK(cudnnCreateTensorDescriptor(&y));
         CHECK(cudnnCreateFilterDescriptor(&w));
         CHECK(cudnnCreateConvolutionDescriptor(&conv));
+        const cudnnTensorFormat_t fmt = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+        CHECK(cudnnSetTensor4dDescriptor(x, fmt, p.data_type, int(s.n), int(s.c), int(s.h), int(s.w)));
+        CHECK(cudnnSetFilter4dDescriptor(w, p.data_type, fmt, int(s.k), int(s.c), int(s.r), int(s.s)));
+        const int pad = int(s.pad), stride = int(s.stride), dilation = int(s.dilation);
+        CHECK(cudnnSetConvolution2dDescriptor(conv, pad, pad, stride, stride, dilation, dilation,
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        CHECK(cudnnSetConvolutionMathType(conv, p.math));
+        int n = 0, c = 0, h = 0, wo = 0;
+        CHECK(cudnnGetConvolution2dForwardOutputDim(conv, x, w, &n, &c, &h, &wo));
+        if (n != s.n || c != s.k || h != s.p() || wo != s.q()) {
+            std::fprintf(stderr, "%s: cuDNN's output %dx%dx%dx%d differs from ours for %s\n", g_program, n, c, h, wo,
+                         s.label.c_str());
+            std::exit(kExitCudaError);
+        }
+        CHECK(cudnnSetTensor4dDescriptor(y, fmt, p.data_type, n, c, h, wo));
     }
     ~Descriptors() {
         cudnnDestroyTensorDescriptor(x);
@@ -344,28 +339,9 @@ struct Descriptors {
     Descriptors& operator=(const Descriptors&) = delete;
 };
 
-void describe(Descriptors& d, const Shape& s, const PrecSpec& p, bool nhwc) {
-    const cudnnTensorFormat_t fmt = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-    CHECK(cudnnSetTensor4dDescriptor(d.x, fmt, p.data_type, int(s.n), int(s.c), int(s.h), int(s.w)));
-    CHECK(cudnnSetFilter4dDescriptor(d.w, p.data_type, fmt, int(s.k), int(s.c), int(s.r), int(s.s)));
-    CHECK(cudnnSetConvolution2dDescriptor(d.conv, int(s.pad), int(s.pad), int(s.stride), int(s.stride),
-                                                int(s.dilation), int(s.dilation), CUDNN_CROSS_CORRELATION,
-                                                CUDNN_DATA_FLOAT));
-    CHECK(cudnnSetConvolutionMathType(d.conv, p.math));
-    int n = 0, c = 0, h = 0, w = 0;
-    CHECK(cudnnGetConvolution2dForwardOutputDim(d.conv, d.x, d.w, &n, &c, &h, &w));
-    if (n != s.n || c != s.k || h != s.p() || w != s.q()) {
-        std::fprintf(stderr, "%s: cuDNN's output %dx%dx%dx%d differs from ours for %s\n", g_program, n, c, h, w,
-                     s.label.c_str());
-        std::exit(kExitCudaError);
-    }
-    CHECK(cudnnSetTensor4dDescriptor(d.y, fmt, p.data_type, n, c, h, w));
-}
-
 struct Buffers {  // rotated copies of the two inputs, the output and the workspace of one case
     const Rotation& inputs;
-    void* out = nullptr;
-    void* workspace = nullptr;
+    void *out = nullptr, *workspace = nullptr;
 };
 
 struct Context {
@@ -375,63 +351,47 @@ struct Context {
     DeviceInfo dev;
 };
 
-// Chooses the algorithm (find or heuristic) and runs nothing else; returns false with a reason when none works.
-struct Choice {
-    bool ok = false;
-    int algo = -1;
-    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-    std::size_t workspace = 0;
-    int offered = 0;
-    std::string reason;
-};
-
+// The first of cuDNN's answers that ran and fits in the workspace limit.
 template <typename Perf>
 Choice pick(const Perf* perf, int returned, std::size_t limit) {
+    cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
+    for (int i = 0; i < returned; ++i)
+        if (perf[i].status != CUDNN_STATUS_SUCCESS)
+            last = perf[i].status;
+        else if (perf[i].memory <= limit)
+            return {true, int(perf[i].algo), perf[i].mathType, perf[i].memory, returned, ""};
     Choice c;
     c.offered = returned;
-    cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
-    for (int i = 0; i < returned; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS) {
-            last = perf[i].status;
-            continue;
-        }
-        if (perf[i].memory > limit) continue;
-        c.ok = true;
-        c.algo = int(perf[i].algo);
-        c.math = perf[i].mathType;
-        c.workspace = perf[i].memory;
-        return c;
-    }
     c.reason = std::string("no algorithm succeeded within the workspace limit (last status ") +
                cudnnGetErrorString(last) + ")";
     return c;
 }
 
+// Chooses the algorithm (find or heuristic) and runs nothing else.
 Choice choose(const Context& ctx, const Descriptors& d, Pass pass, const Buffers& b, std::size_t limit, bool find) {
     constexpr int kRequest = 16;
+    void* in1 = b.inputs.set(0)[0];
+    void* in2 = b.inputs.set(0)[1];
     int returned = 0;
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     if (pass == Pass::forward) {
         cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
-        st = find
-                 ? cudnnFindConvolutionForwardAlgorithmEx(ctx.handle, d.x, b.inputs.set(0)[0], d.w, b.inputs.set(0)[1],
-                                                          d.conv, d.y, b.out, kRequest, &returned, perf, b.workspace,
-                                                          limit)
-                 : cudnnGetConvolutionForwardAlgorithm_v7(ctx.handle, d.x, d.w, d.conv, d.y, kRequest, &returned, perf);
+        st = find ? cudnnFindConvolutionForwardAlgorithmEx(ctx.handle, d.x, in1, d.w, in2, d.conv, d.y, b.out, kRequest,
+                                                           &returned, perf, b.workspace, limit)
+                  : cudnnGetConvolutionForwardAlgorithm_v7(ctx.handle, d.x, d.w, d.conv, d.y, kRequest, &returned,
+                                                           perf);
         if (st == CUDNN_STATUS_SUCCESS) return pick(perf, returned, limit);
     } else if (pass == Pass::bwd_data) {
         cudnnConvolutionBwdDataAlgoPerf_t perf[kRequest];
-        st = find ? cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.handle, d.w, b.inputs.set(0)[1], d.y,
-                                                                b.inputs.set(0)[0], d.conv, d.x, b.out, kRequest,
-                                                                &returned, perf, b.workspace, limit)
+        st = find ? cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.handle, d.w, in2, d.y, in1, d.conv, d.x, b.out,
+                                                                kRequest, &returned, perf, b.workspace, limit)
                   : cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx.handle, d.w, d.y, d.conv, d.x, kRequest, &returned,
                                                                 perf);
         if (st == CUDNN_STATUS_SUCCESS) return pick(perf, returned, limit);
     } else {
         cudnnConvolutionBwdFilterAlgoPerf_t perf[kRequest];
-        st = find ? cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.handle, d.x, b.inputs.set(0)[0], d.y,
-                                                                  b.inputs.set(0)[1], d.conv, d.w, b.out, kRequest,
-                                                                  &returned, perf, b.workspace, limit)
+        st = find ? cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.handle, d.x, in1, d.y, in2, d.conv, d.w, b.out,
+                                                                  kRequest, &returned, perf, b.workspace, limit)
                   : cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx.handle, d.x, d.y, d.conv, d.w, kRequest,
                                                                   &returned, perf);
         if (st == CUDNN_STATUS_SUCCESS) return pick(perf, returned, limit);
@@ -472,30 +432,28 @@ cudnnStatus_t enqueue(const Context& ctx, const Descriptors& d, Pass pass, const
     std::exit(kExitVerifyFailed);
 }
 
-// The references of the output elements at logical positions `coords`, on several host threads.
-std::vector<Reference> references(const Record& rec, const Seeds& seeds,
-                                  const std::vector<std::array<std::int64_t, 4>>& coords) {
-    std::vector<Reference> refs(coords.size());
-    parallel_for(refs.size(), [&](std::size_t i) {
-        refs[i] = reference(*rec.shape, rec.pass, seeds, fraction_bits(rec.prec->fmt), coords[i][0], coords[i][1],
-                            coords[i][2], coords[i][3]);
-    });
-    return refs;
-}
-
-// The output is fully written and finite, and sampled elements match sums in double (docs/kernels.md).
-Verify verify(const Context& ctx, const Record& rec, const Seeds& seeds, const Buffers& b, const Dims4& out,
+// The output is fully written and finite, and sampled elements match sums in double (docs/kernels.md); sets
+// rec.terms and rec.v.
+void verify(const Context& ctx, Record& rec, const Seeds& seeds, const Buffers& b, const Dims4& out,
               std::uint64_t sample_seed, int samples) {
     const Shape& s = *rec.shape;
-    if (const unsigned long long bad = count_bad(b.out, rec.prec->fmt, out.count(), ctx.d_bad, ctx.stream))
+    CHECK(cudaMemsetAsync(ctx.d_bad, 0, sizeof(unsigned long long), ctx.stream));
+    with_element_type(rec.prec->fmt, [&](auto zero) {
+        count_bad_kernel<<<grid_for(out.count(), 4096), 256, 0, ctx.stream>>>(static_cast<const decltype(zero)*>(b.out),
+                                                                             out.count(), ctx.d_bad);
+    });
+    CHECK_LAUNCH("count_bad_kernel");
+    unsigned long long bad = 0;
+    CHECK(cudaMemcpyAsync(&bad, ctx.d_bad, sizeof bad, cudaMemcpyDeviceToHost, ctx.stream));
+    CHECK(cudaStreamSynchronize(ctx.stream));
+    if (bad != 0)
         verification_failed(rec, ": " + std::to_string(bad) + " of " + std::to_string(out.count()) +
                                      " output elements not written or not finite");
-    Verify v;
-    v.terms = rec.pass == Pass::forward    ? s.c * s.r * s.s
-              : rec.pass == Pass::bwd_data ? s.k * s.r * s.s
-                                           : s.n * s.p() * s.q();
+    rec.terms = rec.pass == Pass::forward    ? s.c * s.r * s.s
+                : rec.pass == Pass::bwd_data ? s.k * s.r * s.s
+                                             : s.n * s.p() * s.q();
     const std::int64_t count =
-        std::clamp<std::int64_t>(60'000'000 / std::max<std::int64_t>(v.terms, 1), 16, std::max(16, samples));
+        std::clamp<std::int64_t>(60'000'000 / std::max<std::int64_t>(rec.terms, 1), 16, std::max(16, samples));
     const std::vector<std::uint64_t> logical = sample_positions(
         std::uint64_t(out.count()), {0, std::uint64_t(out.count() - 1)},
         std::uint64_t(std::min<std::int64_t>(count, out.count())), SplitMix64{sample_seed});
@@ -507,27 +465,33 @@ Verify verify(const Context& ctx, const Record& rec, const Seeds& seeds, const B
         coords.push_back({n, c, h, w});
         where.push_back(std::uint64_t(memory_index(n, c, h, w, out.c, out.h, out.w, out.nhwc)));
     }
-    const std::vector<float> got = gather(b.out, rec.prec->fmt, where, ctx.stream);
-    const std::vector<Reference> refs = references(rec, seeds, coords);
-    v.e = ErrorStats{rec.prec->element_bound(v.terms), rec.prec->norm_limit(v.terms)};
+    std::vector<float> got;
+    with_element_type(rec.prec->fmt, [&](auto zero) {
+        got = gather_to_host(static_cast<const decltype(zero)*>(b.out), where, ctx.stream);
+    });
+    std::vector<Reference> refs(coords.size());  // on several host threads
+    parallel_for(refs.size(), [&](std::size_t i) {
+        refs[i] = reference(*rec.shape, rec.pass, seeds, fraction_bits(rec.prec->fmt), coords[i]);
+    });
+    ErrorStats& v = rec.v;
+    v = ErrorStats{rec.prec->element_bound(rec.terms), rec.prec->norm_limit(rec.terms)};
     for (std::size_t i = 0; i < refs.size(); ++i) {
         const double d = double(got[i]), r = refs[i].value, scale = std::max(refs[i].abs_sum, 1e-30);
-        if (v.e.add(d, r, scale)) continue;
+        if (v.add(d, r, scale)) continue;
         char buf[256];
         std::snprintf(buf, sizeof buf, " element (%lld,%lld,%lld,%lld): got %.9g, expected %.9g (|error| / "
                       "sum|terms| = %.3g > %.3g)", static_cast<long long>(coords[i][0]),
                       static_cast<long long>(coords[i][1]), static_cast<long long>(coords[i][2]),
-                      static_cast<long long>(coords[i][3]), d, r, std::fabs(d - r) / scale, v.e.element_bound);
+                      static_cast<long long>(coords[i][3]), d, r, std::fabs(d - r) / scale, v.element_bound);
         verification_failed(rec, buf);
     }
-    if (!(v.e.rel_l2_error() <= v.e.norm_limit)) {
+    if (!(v.rel_l2_error() <= v.norm_limit)) {
         char buf[256];
         std::snprintf(buf, sizeof buf, ": ||d - ref|| / ||ref|| = %.3g > %.3g over %llu elements (algorithm %d, %s)",
-                      v.e.rel_l2_error(), v.e.norm_limit, static_cast<unsigned long long>(v.e.checked), rec.algo,
-                      rec.algo_math.c_str());
+                      v.rel_l2_error(), v.norm_limit, static_cast<unsigned long long>(v.checked), rec.algo.algo,
+                      math_type_name(rec.algo.math));
         verification_failed(rec, buf);
     }
-    return v;
 }
 
 // ---- Report ------------------------------------------------------------------------------------------------
@@ -544,12 +508,11 @@ Json shape_json(const Record& r) {
 Json record(const Record& r) {
     Json j = shape_json(r);
     j.set(field::macs, r.shape->macs()).merge(timing_json(r.t)).set(field::tflops, r.tflops);
-    j.set(field::algo, r.algo)
-        .set(field::algo_math_type, r.algo_math)
-        .set(field::requested_math_type, math_type_name(r.prec->math));
-    j.set(field::workspace_bytes, r.workspace).set(field::algos_offered, r.algos_offered);
+    j.set(field::algo, r.algo.algo).set(field::algo_math_type, math_type_name(r.algo.math));
+    j.set(field::requested_math_type, math_type_name(r.prec->math)).set(field::workspace_bytes, r.algo.workspace);
+    j.set(field::algos_offered, r.algo.offered);
     j.set(field::input_sets, r.input_sets).set(field::verified, true).set(field::all_elements_written, true);
-    return j.set(field::terms_per_element, r.v.terms).merge(r.v.e.json());
+    return j.set(field::terms_per_element, r.terms).merge(r.v.json());
 }
 
 std::string report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const std::vector<Record>& recs,
@@ -581,8 +544,7 @@ std::string report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, 
 Record run_case(const Context& ctx, const Options& o, Record rec, const Seeds& seeds, std::uint64_t sample_seed) {
     const Shape& s = *rec.shape;
     const PrecSpec& p = *rec.prec;
-    const bool nhwc = rec.nhwc;
-    const Dims4 x{s.n, s.c, s.h, s.w, nhwc}, w{s.k, s.c, s.r, s.s, nhwc}, y{s.n, s.k, s.p(), s.q(), nhwc};
+    const Dims4 x{s.n, s.c, s.h, s.w, rec.nhwc}, w{s.k, s.c, s.r, s.s, rec.nhwc}, y{s.n, s.k, s.p(), s.q(), rec.nhwc};
     // Inputs and output of the pass: forward x,w -> y; bwd-data dy,w -> dx; bwd-filter x,dy -> dw.
     const Dims4 in1 = rec.pass == Pass::bwd_data ? y : x, in2 = rec.pass == Pass::bwd_filter ? y : w;
     const Dims4 out = rec.pass == Pass::forward ? y : rec.pass == Pass::bwd_data ? x : w;
@@ -606,23 +568,18 @@ Record run_case(const Context& ctx, const Options& o, Record rec, const Seeds& s
     Buffers b{inputs};
     CHECK(cudaMalloc(&b.out, bo));
     if (ws_limit) CHECK(cudaMalloc(&b.workspace, ws_limit));
-    Descriptors d;
-    describe(d, s, p, nhwc);
-    const Choice c = choose(ctx, d, rec.pass, b, ws_limit, o.find);
-    rec.skip_reason = c.reason;
-    if (c.ok) {
-        rec.algo = c.algo;
-        rec.algo_math = math_type_name(c.math);
-        rec.workspace = c.workspace;
-        rec.algos_offered = c.offered;
+    const Descriptors d(s, p, rec.nhwc);
+    rec.algo = choose(ctx, d, rec.pass, b, ws_limit, o.find);
+    rec.skip_reason = rec.algo.reason;
+    if (rec.algo.ok) {
         CHECK(cudaMemsetAsync(b.out, 0xFF, bo, ctx.stream));
-        if (const cudnnStatus_t st = enqueue(ctx, d, rec.pass, c, b, 0); st != CUDNN_STATUS_SUCCESS) {
+        if (const cudnnStatus_t st = enqueue(ctx, d, rec.pass, rec.algo, b, 0); st != CUDNN_STATUS_SUCCESS) {
             rec.skip_reason = std::string("the chosen algorithm failed: ") + cudnnGetErrorString(st);
         } else {
             CHECK(cudaStreamSynchronize(ctx.stream));
-            rec.v = verify(ctx, rec, seeds, b, out, sample_seed, o.samples);
+            verify(ctx, rec, seeds, b, out, sample_seed, o.samples);
             rec.t = time_runs(
-                ctx.stream, [&](std::size_t run) { CHECK(enqueue(ctx, d, rec.pass, c, b, run)); }, o.run.timing);
+                ctx.stream, [&](std::size_t run) { CHECK(enqueue(ctx, d, rec.pass, rec.algo, b, run)); }, o.run.timing);
             rec.tflops = 2.0 * s.macs() / rec.t.median_s / 1e12;
         }
     }
@@ -638,9 +595,9 @@ void print_progress(const Record& rec, std::size_t index, std::size_t total, dou
         std::fprintf(stderr, "skipped: %s\n", rec.skip_reason.c_str());
         return;
     }
-    const char* math = rec.algo_math == "CUDNN_FMA_MATH" ? "fma" : rec.algo_math == "CUDNN_DEFAULT_MATH" ? "default"
-                                                                                                          : "tensor-op";
-    std::fprintf(stderr, "%9.1f us %7.1f TFLOPS algo %d %s\n", rec.t.median_s * 1e6, rec.tflops, rec.algo, math);
+    const cudnnMathType_t m = rec.algo.math;
+    std::fprintf(stderr, "%9.1f us %7.1f TFLOPS algo %d %s\n", rec.t.median_s * 1e6, rec.tflops, rec.algo.algo,
+                 m == CUDNN_FMA_MATH ? "fma" : m == CUDNN_DEFAULT_MATH ? "default" : "tensor-op");
 }
 
 int run(const Options& o, const std::vector<Shape>& shapes, const DeviceInfo& dev) {

@@ -22,7 +22,6 @@ using namespace roofplan::bench;
 namespace tool = roofplan::io::schema::tool;
 
 constexpr std::int64_t kMaxK = 131072;   // 127^2 K stays below the poison 0x7f7f7f7f and inside int32
-constexpr std::int32_t kPoisonI32 = 0x7f7f7f7f;  // cudaMemset byte 0x7f
 
 // ---- Device code: the DP4A issue-rate kernel -------------------------------------------------------------
 
@@ -33,12 +32,9 @@ constexpr int kIssueVerifyIters = 11;   // one unrolled pass of 8 and a remainde
 
 // A 32-bit mixing function (Wellons' "lowbias32"), the same on host and device.
 __host__ __device__ inline std::uint32_t mix32(std::uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
+    x = (x ^ (x >> 16)) * 0x7feb352du;
+    x = (x ^ (x >> 15)) * 0x846ca68bu;
+    return x ^ (x >> 16);
 }
 
 // Chain j of global thread t: its constant operand (every byte odd, hence non-zero) and its initial value.
@@ -123,19 +119,16 @@ template <bool kVec16>
 __global__ void __launch_bounds__(kGemmThreads, 2)
     dp4a_gemm_kernel(const std::int8_t* __restrict__ a, const std::int8_t* __restrict__ b,
                      std::int32_t* __restrict__ c, int m_rows, int n_cols, int k_bytes) {
-    __shared__ __align__(16) int as[2][kBKW][kLd];
-    __shared__ __align__(16) int bs[2][kBKW][kLd];
+    __shared__ __align__(16) int as[2][kBKW][kLd], bs[2][kBKW][kLd];
 
     const int tid = int(threadIdx.x);
     const int tx = tid % 16, ty = tid / 16;
     const int m0 = int(blockIdx.y) * kBM, n0 = int(blockIdx.x) * kBN;
-    const int kw_total = k_bytes / 4;
-    const int tiles = (kw_total + kBKW - 1) / kBKW;
+    const int kw_total = k_bytes / 4, tiles = (kw_total + kBKW - 1) / kBKW;
 
     // Loader: thread tid brings row tid / 2 of each tile, 16-byte chunks 2i + (tid & 1) for i = 0, 1 (a warp
     // covers 16 rows x 32 contiguous bytes per i).
-    const int load_row = tid >> 1;
-    const int load_cc = tid & 1;
+    const int load_row = tid >> 1, load_cc = tid & 1;
     const std::int8_t* a_base = a + std::size_t(m0) * std::size_t(k_bytes);
     const std::int8_t* b_base = b + std::size_t(n0) * std::size_t(k_bytes);
     const int a_rows = m_rows - m0, b_rows = n_cols - n0;
@@ -164,11 +157,7 @@ __global__ void __launch_bounds__(kGemmThreads, 2)
         }
     };
 
-    int acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = 0;
+    int acc[8][8] = {};
 
     load_tile(0);
     store_tile(0);
@@ -201,8 +190,8 @@ __global__ void __launch_bounds__(kGemmThreads, 2)
 // ---- Host data -----------------------------------------------------------------------------------------
 
 // Random int8 values in [-127, 127] without 0, eight from each 64-bit draw.
-void fill_int8(std::vector<std::int8_t>& out, std::size_t n, SplitMix64& rng) {
-    out.resize(n);
+std::vector<std::int8_t> random_int8(std::size_t n, SplitMix64& rng) {
+    std::vector<std::int8_t> out(n);
     for (std::size_t i = 0; i < n; i += 8) {
         std::uint64_t r = rng.next();
         for (std::size_t k = 0; k < 8 && i + k < n; ++k, r >>= 8) {
@@ -210,17 +199,13 @@ void fill_int8(std::vector<std::int8_t>& out, std::size_t n, SplitMix64& rng) {
             out[i + k] = static_cast<std::int8_t>(v < 127 ? v - 127 : v - 126);
         }
     }
+    return out;
 }
 
 // The host's DP4A: signed bytes, sum modulo 2^32.
 std::uint32_t host_dp4a(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-    std::uint32_t s = c;
-    for (int i = 0; i < 4; ++i) {
-        const int x = static_cast<std::int8_t>((a >> (8 * i)) & 0xFFu);
-        const int y = static_cast<std::int8_t>((b >> (8 * i)) & 0xFFu);
-        s += std::uint32_t(x * y);
-    }
-    return s;
+    for (int i = 0; i < 4; ++i) c += std::uint32_t(int(std::int8_t(a >> (8 * i))) * int(std::int8_t(b >> (8 * i))));
+    return c;
 }
 
 // What dp4a_issue_kernel writes for global thread t.
@@ -247,8 +232,7 @@ struct Options {
     RunOptions run;
     Test test = Test::all;
     std::vector<GemmShape> shapes;
-    int issue_iters = 8192;
-    int samples = 4096;
+    int issue_iters = 8192, samples = 4096;
 };
 
 // M, N and K multiples of 4 (DP4A reads K in 4-byte words, C is stored in groups of 4) and within the limits.
@@ -293,11 +277,8 @@ Options parse_args(int argc, char** argv) {
 
 struct IssueResult {
     bool run = false;
-    int blocks_per_sm = 0;
-    int grid = 0;
-    int registers = 0;
-    std::uint64_t threads = 0;
-    std::uint64_t dp4a = 0;               // DP4A thread-instructions per launch
+    int blocks_per_sm = 0, grid = 0, registers = 0;
+    std::uint64_t threads = 0, dp4a = 0;  // dp4a: DP4A thread-instructions per launch
     std::uint64_t verified_threads = 0;   // every thread of the verification launch
     std::uint64_t sampled_threads = 0;    // threads of the last timed launch checked afterwards
     Timing t;
@@ -315,8 +296,9 @@ struct IssueResult {
     std::exit(kExitVerifyFailed);
 }
 
-// The launch shape: 4 waves of the occupancy limit on every SM.
-void plan_issue(IssueResult& r, const DeviceInfo& dev) {
+// The launch shape (4 waves of the occupancy limit on every SM), then every thread of a short launch checked
+// against the host.
+void verify_issue(IssueResult& r, const DeviceInfo& dev, std::uint32_t seed, cudaStream_t stream) {
     r.run = true;
     cudaFuncAttributes attr{};
     CHECK(cudaFuncGetAttributes(&attr, dp4a_issue_kernel));
@@ -329,10 +311,6 @@ void plan_issue(IssueResult& r, const DeviceInfo& dev) {
     r.grid = r.blocks_per_sm * dev.sm_count * kIssueWaves;
     r.threads = std::uint64_t(r.grid) * kIssueThreads;
     CHECK(cudaMalloc(&r.d_out, r.threads * sizeof(std::uint32_t)));
-}
-
-// Checks every thread of a short launch against the host.
-void verify_issue(IssueResult& r, std::uint32_t seed, cudaStream_t stream) {
     std::vector<std::uint32_t> h(r.threads);
     CHECK(cudaMemsetAsync(r.d_out, 0x7f, r.threads * sizeof(std::uint32_t), stream));
     dp4a_issue_kernel<<<r.grid, kIssueThreads, 0, stream>>>(seed, kIssueVerifyIters, r.d_out);
@@ -363,8 +341,7 @@ void measure_issue(IssueResult& r, const DeviceInfo& dev, const Options& o, std:
     std::vector<std::uint32_t> h(r.threads);
     CHECK(cudaMemcpy(h.data(), r.d_out, r.threads * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
     CHECK(cudaFree(r.d_out));
-    const std::uint64_t per_thread = std::uint64_t(iters) * kIssueChains;
-    const std::uint64_t budget = std::max<std::uint64_t>(2, std::uint64_t(2e8) / per_thread);
+    const std::uint64_t budget = std::max<std::uint64_t>(2, std::uint64_t(2e8) / (std::uint64_t(iters) * kIssueChains));
     const std::uint64_t n = std::min<std::uint64_t>({64, budget, r.threads});
     SplitMix64 rng{std::uint64_t(seed) ^ 0xA0761D6478BD642Full};
     for (std::uint64_t s = 0; s < n; ++s) {
@@ -383,8 +360,7 @@ struct GemmCase {
     std::size_t index = 0;
     GemmShape shape;
     std::uint64_t bytes_a = 0, bytes_b = 0, bytes_c = 0;
-    bool vec16 = false;              // K % 16 == 0: the 16-byte load path
-    bool full_check = false;
+    bool vec16 = false, full_check = false;  // vec16: K % 16 == 0, the 16-byte load path
     std::uint64_t checked = 0;
     int input_sets = 1;
     Timing t;
@@ -394,29 +370,30 @@ struct GemmCase {
 
 void launch_gemm(const GemmCase& c, const void* a, const void* b, void* d, cudaStream_t stream) {
     const dim3 grid(unsigned((c.shape.n + kBN - 1) / kBN), unsigned((c.shape.m + kBM - 1) / kBM));
-    const int m = int(c.shape.m), n = int(c.shape.n), k = int(c.shape.k);
-    const auto* a8 = static_cast<const std::int8_t*>(a);
-    const auto* b8 = static_cast<const std::int8_t*>(b);
-    auto* d32 = static_cast<std::int32_t*>(d);
-    if (c.vec16) {
-        dp4a_gemm_kernel<true><<<grid, kGemmThreads, 0, stream>>>(a8, b8, d32, m, n, k);
-        CHECK_LAUNCH("dp4a_gemm_kernel<16-byte loads>");
-    } else {
-        dp4a_gemm_kernel<false><<<grid, kGemmThreads, 0, stream>>>(a8, b8, d32, m, n, k);
-        CHECK_LAUNCH("dp4a_gemm_kernel<4-byte loads>");
-    }
+    const auto kernel = c.vec16 ? dp4a_gemm_kernel<true> : dp4a_gemm_kernel<false>;
+    kernel<<<grid, kGemmThreads, 0, stream>>>(static_cast<const std::int8_t*>(a), static_cast<const std::int8_t*>(b),
+                                              static_cast<std::int32_t*>(d), int(c.shape.m), int(c.shape.n),
+                                              int(c.shape.k));
+    check(cudaGetLastError(), c.vec16 ? "launch of dp4a_gemm_kernel<16-byte loads>"
+                                      : "launch of dp4a_gemm_kernel<4-byte loads>", __FILE__, __LINE__);
 }
 
-void generate_gemm_inputs(const GemmCase& c, std::uint64_t seed, std::vector<std::int8_t>& ha,
-                          std::vector<std::int8_t>& hb) {
+// A and B of the case, drawn from its own seed: the timing pass draws again what the verification pass checked.
+std::pair<std::vector<std::int8_t>, std::vector<std::int8_t>> gemm_inputs(const GemmCase& c, std::uint64_t seed) {
     SplitMix64 rng{case_seed(seed, c.index)};
-    fill_int8(ha, std::size_t(c.bytes_a), rng);
-    fill_int8(hb, std::size_t(c.bytes_b), rng);
+    std::vector<std::int8_t> a = random_int8(std::size_t(c.bytes_a), rng);
+    return {std::move(a), random_int8(std::size_t(c.bytes_b), rng)};
 }
 
-// Compares C (every element written; the checked ones exact) with int64 dot products; exits 1 on a mismatch.
-void check_gemm(GemmCase& c, const std::vector<std::int8_t>& ha, const std::vector<std::int8_t>& hb,
-                const std::vector<std::int32_t>& hc, std::uint64_t seed, int samples) {
+// Runs the case once on fresh inputs with a poisoned C (docs/kernels.md) and compares C (every element written; the
+// checked ones exact) with int64 dot products; exits 1 on a mismatch.
+void verify_gemm(GemmCase& c, std::uint64_t seed, int samples, cudaStream_t stream) {
+    const auto [ha, hb] = gemm_inputs(c, seed);
+    const std::vector<unsigned char> bytes =
+        run_checked({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_c, 0x7f, stream,
+                    [&](std::span<void* const> in, void* d) { launch_gemm(c, in[0], in[1], d, stream); });
+    std::vector<std::int32_t> hc(bytes.size() / 4);
+    std::memcpy(hc.data(), bytes.data(), bytes.size());
     const std::size_t m = std::size_t(c.shape.m), n = std::size_t(c.shape.n), k = std::size_t(c.shape.k);
     auto failed = [&](std::size_t e, const std::string& what) {
         std::fprintf(stderr, "%s: verification FAILED for the GEMM %s: C(%zu, %zu)%s. Nothing was timed.\n", g_program,
@@ -440,21 +417,8 @@ void check_gemm(GemmCase& c, const std::vector<std::int8_t>& ha, const std::vect
     c.full_check = c.checked == std::uint64_t(m * n);
 }
 
-// Runs the case once on fresh inputs with a poisoned C and checks it (docs/kernels.md).
-void verify_gemm(GemmCase& c, std::uint64_t seed, int samples, cudaStream_t stream) {
-    std::vector<std::int8_t> ha, hb;
-    generate_gemm_inputs(c, seed, ha, hb);
-    const std::vector<unsigned char> bytes =
-        run_checked({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_c, 0x7f, stream,
-                    [&](std::span<void* const> in, void* d) { launch_gemm(c, in[0], in[1], d, stream); });
-    std::vector<std::int32_t> hc(bytes.size() / 4);
-    std::memcpy(hc.data(), bytes.data(), bytes.size());
-    check_gemm(c, ha, hb, hc, seed, samples);
-}
-
 void measure_gemm(GemmCase& c, const DeviceInfo& dev, const Options& o, std::uint64_t seed, cudaStream_t stream) {
-    std::vector<std::int8_t> ha, hb;
-    generate_gemm_inputs(c, seed, ha, hb);  // the inputs the verification pass checked
+    const auto [ha, hb] = gemm_inputs(c, seed);
     c.t = time_rotated({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_c, dev.l2_or_64mib(), stream,
                        o.run.timing, c.input_sets,
                        [&](std::span<void* const> in, void* d) { launch_gemm(c, in[0], in[1], d, stream); });
@@ -465,17 +429,16 @@ void measure_gemm(GemmCase& c, const DeviceInfo& dev, const Options& o, std::uin
 
 Json issue_record(const IssueResult& r, const Options& o, const DeviceInfo& dev) {
     Json j;
-    j.set(field::test, "issue-rate")
-        .set(field::tops, r.tops)
-        .set(field::dp4a_per_sm_per_clock, r.dp4a_per_sm_per_clock);
-    j.set(field::clock_rate_khz_used, dev.clock_khz).merge(timing_json(r.t));
+    j.set(field::test, "issue-rate").set(field::tops, r.tops);
+    j.set(field::dp4a_per_sm_per_clock, r.dp4a_per_sm_per_clock).set(field::clock_rate_khz_used, dev.clock_khz);
+    j.merge(timing_json(r.t));
     j.set(field::dp4a_per_launch, r.dp4a).set(field::ops_per_launch, 8.0 * double(r.dp4a));
     j.set(field::grid_blocks, r.grid).set(field::threads_per_block, kIssueThreads);
     j.set(field::blocks_per_sm, r.blocks_per_sm).set(field::waves, kIssueWaves);
     j.set(field::registers_per_thread, r.registers).set(field::chains_per_thread, kIssueChains);
     j.set(field::iters, o.issue_iters).set(field::verified, true).set(field::verify_iters, kIssueVerifyIters);
-    return j.set(field::verified_threads, r.verified_threads)
-        .set(field::timed_output_sampled_threads, r.sampled_threads);
+    j.set(field::verified_threads, r.verified_threads);
+    return j.set(field::timed_output_sampled_threads, r.sampled_threads);
 }
 
 Json gemm_record(const GemmCase& c) {
@@ -546,10 +509,6 @@ std::vector<GemmCase> make_cases(const Options& o, const DeviceInfo& dev) {
     return cases;
 }
 
-const char* fell_behind(const Timing& t) {
-    return t.host_kept_ahead ? "" : " (the host fell behind the lead kernel: launch gaps possible)";
-}
-
 int run(const Options& o, const DeviceInfo& dev) {
     cudaStream_t stream = nullptr;
     CHECK(cudaStreamCreate(&stream));
@@ -558,8 +517,7 @@ int run(const Options& o, const DeviceInfo& dev) {
     const std::uint32_t issue_seed = std::uint32_t(seed ^ (seed >> 32));
     IssueResult issue;
     if (o.test != Test::gemm) {  // pass 1: verify everything
-        plan_issue(issue, dev);
-        verify_issue(issue, issue_seed, stream);
+        verify_issue(issue, dev, issue_seed, stream);
         std::fprintf(stderr, "%s: verified the issue-rate kernel: all %llu threads (%d steps of %d chains) exact\n",
                      g_program, static_cast<unsigned long long>(issue.verified_threads), kIssueVerifyIters,
                      kIssueChains);
@@ -573,13 +531,13 @@ int run(const Options& o, const DeviceInfo& dev) {
     if (issue.run) {  // pass 2: time everything
         measure_issue(issue, dev, o, issue_seed, stream);
         std::fprintf(stderr, "%s: timed the issue-rate kernel: median %.2f us, %.2f TOPS%s\n", g_program,
-                     issue.t.median_s * 1e6, issue.tops, fell_behind(issue.t));
+                     issue.t.median_s * 1e6, issue.tops, fell_behind(issue.t.host_kept_ahead));
     }
     for (GemmCase& c : cases) {
         measure_gemm(c, dev, o, seed, stream);
         if (issue.run && issue.tops > 0) c.fraction = c.tops / issue.tops;
         std::fprintf(stderr, "%s: timed GEMM %s: median %.2f us, %.2f TOPS%s\n", g_program, shape_text(c.shape).c_str(),
-                     c.t.median_s * 1e6, c.tops, fell_behind(c.t));
+                     c.t.median_s * 1e6, c.tops, fell_behind(c.t.host_kept_ahead));
     }
     CHECK(cudaStreamDestroy(stream));
     return report(o, dev, seed, issue, cases);

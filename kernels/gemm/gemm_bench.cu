@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "../common/harness.hpp"
 #include "../common/gemm_shapes.hpp"
@@ -81,10 +82,10 @@ const char* compute_name(cublasComputeType_t c) {
 
 // ---- Host data -----------------------------------------------------------------------------------------
 
-// Fills `out` with `elements` random inputs in the format's bytes (docs/kernels.md).
-void fill_inputs(std::vector<unsigned char>& out, std::size_t elements, const PrecSpec& s, SplitMix64& rng) {
+// `elements` random inputs in the format's bytes (docs/kernels.md).
+std::vector<unsigned char> random_inputs(std::size_t elements, const PrecSpec& s, SplitMix64& rng) {
     static_assert(std::endian::native == std::endian::little, "the low bytes of `bits` are the element");
-    out.resize(elements * s.ab_bytes);
+    std::vector<unsigned char> out(elements * s.ab_bytes);
     for (std::size_t i = 0; i < elements; ++i) {
         const std::uint64_t r = rng.next();
         std::uint32_t bits = 0;
@@ -99,6 +100,7 @@ void fill_inputs(std::vector<unsigned char>& out, std::size_t elements, const Pr
         }
         std::memcpy(out.data() + i * s.ab_bytes, &bits, s.ab_bytes);
     }
+    return out;
 }
 
 // Element `index` of an array of format `f` (every fp16 and bf16 value is exact in float).
@@ -117,29 +119,21 @@ double value_at(const unsigned char* base, std::size_t index, Fmt f) {
     return 0.0;
 }
 
-constexpr std::int32_t kPoisonI32 = 0x7f7f7f7f;  // cudaMemset byte 0x7f
-
 // ---- Cases -------------------------------------------------------------------------------------------
 
 // The cuBLASLt objects of one case, built once (verification pass) and reused by the timing pass.
 struct Plan {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-    cublasLtMatmulAlgo_t algo{};
+    cublasLtMatmulHeuristicResult_t chosen{};  // the heuristic's first answer: algorithm, its workspace and waves
     int heuristics = 0;  // answers returned by cublasLtMatmulAlgoGetHeuristic (of kHeuristicRequest asked)
-    std::size_t algo_workspace = 0;
-    float waves = 0;
-    // The chosen algorithm's configuration (cublasLtMatmulAlgoConfigAttributes_t); -1 where unreadable.
-    long long algo_id = -1, tile_id = -1, stages_id = -1, splitk = -1, reduction_scheme = -1, cluster_shape_id = -1;
 };
-
 
 struct Case {
     std::size_t index = 0;
     const PrecSpec* spec = nullptr;
     GemmShape shape;
-    std::uint64_t elems_a = 0, elems_b = 0, elems_d = 0;
-    std::uint64_t bytes_a = 0, bytes_b = 0, bytes_d = 0;
+    std::uint64_t elems_a = 0, elems_b = 0, elems_d = 0, bytes_a = 0, bytes_b = 0, bytes_d = 0;
     std::string skip_reason;  // non-empty: not run
     Plan plan;
     ErrorStats v;
@@ -158,25 +152,15 @@ struct Options {
     int samples = 2048;
 };
 
-void add_precisions(Options& o, std::string_view list) {
-    for (const std::string_view name : split(list, ',')) {
-        std::vector<Prec> add;
-        for (const PrecSpec& s : kSpecs)
-            if (name == s.name || name == "all") add.push_back(s.prec);
-        if (add.empty())
-            usage_error("unknown precision '" + std::string(name) +
-                        "' in --precision; accepted: fp32, tf32, fp16, bf16, int8, all");
-        for (const Prec p : add)
-            if (std::find(o.precisions.begin(), o.precisions.end(), p) == o.precisions.end()) o.precisions.push_back(p);
-    }
-}
-
 Options parse_args(int argc, char** argv) {
     Options o;
     Cli cli(tool::gemm.data(), "Dense matrix-product (GEMM) throughput through cuBLASLt, for fp32, tf32, fp16, bf16 "
                                "and int8.\nEvery case is checked against a CPU reference before any case is timed.");
     cli.option("--precision", "LIST", "comma-separated fp32, tf32, fp16, bf16, int8, or all (default all)",
-               [&o](std::string_view v) { add_precisions(o, v); });
+               [&o](std::string_view v) {
+                   add_choices(o.precisions, v, {prec::fp32, prec::tf32, prec::fp16, prec::bf16, prec::int8},
+                               "precision", "--precision");
+               });
     add_shape_options(cli, o.shapes, true);
     cli.number("--samples", "random output elements checked per case, plus corners", o.samples, 1, 1000000);
     cli.common(o.run).footer(
@@ -184,7 +168,7 @@ Options parse_args(int argc, char** argv) {
         "algorithm with a 32 MiB workspace.  int8 needs M and K to be multiples of 4 (other int8 cases are\n"
         "skipped).\n");
     cli.parse(argc, argv);
-    if (o.precisions.empty()) add_precisions(o, "all");
+    if (o.precisions.empty()) o.precisions = {Prec::fp32, Prec::tf32, Prec::fp16, Prec::bf16, Prec::int8};
     default_shapes(o.shapes);
     return o;
 }
@@ -197,16 +181,7 @@ struct Context {
     void* workspace = nullptr;
 };
 
-template <class T>
-void desc_set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, T value, const char* what) {
-    check(cublasLtMatmulDescSetAttribute(d, attr, &value, sizeof value), what, __FILE__, __LINE__);
-}
-
-template <class T>
-void layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, T value, const char* what) {
-    check(cublasLtMatrixLayoutSetAttribute(l, attr, &value, sizeof value), what, __FILE__, __LINE__);
-}
-
+// A field of the algorithm's configuration (cublasLtMatmulAlgoConfigAttributes_t), or -1 where unreadable.
 template <class T>
 long long algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
     T value{};
@@ -222,19 +197,18 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t type, std::int64_t rows, std::
     cublasLtMatrixLayout_t l = nullptr;
     CHECK(cublasLtMatrixLayoutCreate(&l, type, std::uint64_t(rows), std::uint64_t(cols), ld));
     if (count > 1) {
-        layout_set(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, std::int32_t(count), "BATCH_COUNT");
-        layout_set(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, std::int64_t(rows * cols), "STRIDED_BATCH_OFFSET");
+        const std::int32_t batch = std::int32_t(count);
+        const std::int64_t stride = rows * cols;
+        CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch));
+        CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
     }
     return l;
 }
 
 void destroy_plan(Plan& p) {
-    if (p.a) CHECK(cublasLtMatrixLayoutDestroy(p.a));
-    if (p.b) CHECK(cublasLtMatrixLayoutDestroy(p.b));
-    if (p.d) CHECK(cublasLtMatrixLayoutDestroy(p.d));
-    if (p.desc) CHECK(cublasLtMatmulDescDestroy(p.desc));
-    p.a = p.b = p.d = nullptr;
-    p.desc = nullptr;
+    for (cublasLtMatrixLayout_t* l : {&p.a, &p.b, &p.d})
+        if (*l) CHECK(cublasLtMatrixLayoutDestroy(std::exchange(*l, nullptr)));
+    if (p.desc) CHECK(cublasLtMatmulDescDestroy(std::exchange(p.desc, nullptr)));
 }
 
 // Builds the descriptors and asks the heuristic.  Returns false (with the reason) when cuBLASLt has no
@@ -244,8 +218,9 @@ bool make_plan(Case& c, const Context& ctx) {
     const GemmShape& sh = c.shape;
     Plan& p = c.plan;
     CHECK(cublasLtMatmulDescCreate(&p.desc, s.compute, s.scale_type));
-    desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, std::int32_t(CUBLAS_OP_T), "TRANSA");
-    desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, std::int32_t(CUBLAS_OP_N), "TRANSB");
+    const std::int32_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+    CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a));
+    CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b));
     p.a = make_layout(s.ab_type, sh.k, sh.m, sh.k, sh.count);  // stored K x M, used transposed
     p.b = make_layout(s.ab_type, sh.k, sh.n, sh.k, sh.count);  // stored K x N
     p.d = make_layout(s.d_type, sh.m, sh.n, sh.m, sh.count);   // M x N
@@ -269,15 +244,7 @@ bool make_plan(Case& c, const Context& ctx) {
     check(st, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
     check(results[0].state, "cublasLtMatmulAlgoGetHeuristic (first result's state)", __FILE__, __LINE__);
     p.heuristics = returned;
-    p.algo = results[0].algo;
-    p.algo_workspace = results[0].workspaceSize;
-    p.waves = results[0].wavesCount;
-    p.algo_id = algo_config<std::int32_t>(p.algo, CUBLASLT_ALGO_CONFIG_ID);
-    p.tile_id = algo_config<std::uint32_t>(p.algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
-    p.stages_id = algo_config<std::uint32_t>(p.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
-    p.splitk = algo_config<std::int32_t>(p.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
-    p.reduction_scheme = algo_config<std::uint32_t>(p.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
-    p.cluster_shape_id = algo_config<std::uint16_t>(p.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID);
+    p.chosen = results[0];
     return true;
 }
 
@@ -289,16 +256,16 @@ void enqueue_matmul(const Case& c, const Context& ctx, const void* a, const void
     const void* alpha = int_scale ? static_cast<const void*>(&one_i) : static_cast<const void*>(&one_f);
     const void* beta = int_scale ? static_cast<const void*>(&zero_i) : static_cast<const void*>(&zero_f);
     CHECK(cublasLtMatmul(ctx.lt, c.plan.desc, alpha, a, c.plan.a, b, c.plan.b, beta, d, c.plan.d, d, c.plan.d,
-                                &c.plan.algo, ctx.workspace, kWorkspaceBytes, ctx.stream));
+                                &c.plan.chosen.algo, ctx.workspace, kWorkspaceBytes, ctx.stream));
 }
 
 // ---- Verification ------------------------------------------------------------------------------------
 
-void generate_case_inputs(const Case& c, std::uint64_t seed, std::vector<unsigned char>& ha,
-                          std::vector<unsigned char>& hb) {
+// A and B of the case, drawn from its own seed: the timing pass draws again what the verification pass checked.
+std::pair<std::vector<unsigned char>, std::vector<unsigned char>> case_inputs(const Case& c, std::uint64_t seed) {
     SplitMix64 rng{case_seed(seed, c.index)};
-    fill_inputs(ha, std::size_t(c.elems_a), *c.spec, rng);
-    fill_inputs(hb, std::size_t(c.elems_b), *c.spec, rng);
+    std::vector<unsigned char> a = random_inputs(std::size_t(c.elems_a), *c.spec, rng);
+    return {std::move(a), random_inputs(std::size_t(c.elems_b), *c.spec, rng)};
 }
 
 std::string position_text(const Case& c, std::uint64_t linear) {
@@ -310,19 +277,12 @@ std::string position_text(const Case& c, std::uint64_t linear) {
     return t;
 }
 
-// The checked positions: `samples` random elements plus the corners of the first and last matrices, or every
-// element when there are not many more than that.  Linear indices into D, sorted, without repeats.
-std::vector<std::uint64_t> checked_positions(const Case& c, std::uint64_t seed, int samples) {
-    const std::uint64_t m = std::uint64_t(c.shape.m), mn = m * std::uint64_t(c.shape.n);
-    std::vector<std::uint64_t> corners;
-    for (const std::uint64_t base : {std::uint64_t{0}, std::uint64_t(c.shape.count - 1) * mn})
-        corners.insert(corners.end(), {base, base + m - 1, base + mn - m, base + mn - 1});
-    return sample_positions(c.elems_d, corners, std::uint64_t(samples) + 8,
-                            SplitMix64{case_seed(seed, c.index) ^ 0x5DEECE66Dull});
-}
-
-// Every element written (no poison) and finite; else what is wrong.
-std::string check_written(const Case& c, const std::vector<unsigned char>& hd) {
+// Every element of D written (no poison) and finite; then the checked positions (`samples` random elements plus the
+// corners of the first and last matrices, or every element when there are not many more than that) against full dot
+// products in double (exact for int8, whose bound is 0), and the norm-wise error (docs/kernels.md).  Fills c.v and
+// c.note.  Returns an empty string when the output passes, else what is wrong.
+std::string check_output(Case& c, const std::vector<unsigned char>& ha, const std::vector<unsigned char>& hb,
+                         const std::vector<unsigned char>& hd, std::uint64_t seed, int samples) {
     for (std::uint64_t i = 0; i < c.elems_d; ++i)
         if (const double v = value_at(hd.data(), std::size_t(i), c.spec->out);
             c.spec->out == Fmt::i32 && v == kPoisonI32)
@@ -330,16 +290,13 @@ std::string check_written(const Case& c, const std::vector<unsigned char>& hd) {
         else if (!std::isfinite(v))
             return position_text(c, i) +
                    (std::isnan(v) ? " is NaN (not written? the output was poisoned with NaN)" : " is infinite");
-    return {};
-}
-
-// The sampled elements against full dot products in double (exact for int8, whose bound is 0), then the norm-wise
-// error (docs/kernels.md); fills c.v and c.note.  Returns an empty string when the output passes, else
-// what is wrong.
-std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const std::vector<unsigned char>& hb,
-                          const std::vector<unsigned char>& hd, const std::vector<std::uint64_t>& pos) {
     const PrecSpec& s = *c.spec;
     const std::uint64_t m = std::uint64_t(c.shape.m), n = std::uint64_t(c.shape.n), k = std::uint64_t(c.shape.k);
+    std::vector<std::uint64_t> corners;  // linear indices into D
+    for (const std::uint64_t base : {std::uint64_t{0}, std::uint64_t(c.shape.count - 1) * m * n})
+        corners.insert(corners.end(), {base, base + m - 1, base + m * n - m, base + m * n - 1});
+    const std::vector<std::uint64_t> pos = sample_positions(c.elems_d, corners, std::uint64_t(samples) + 8,
+                                                            SplitMix64{case_seed(seed, c.index) ^ 0x5DEECE66Dull});
     c.v = ErrorStats{s.element_bound(c.shape.k), s.norm_limit(c.shape.k)};
     for (const std::uint64_t lin : pos) {
         const std::uint64_t batch = lin / (m * n), rest = lin % (m * n), j = rest / m, i = rest % m;
@@ -377,13 +334,11 @@ std::string check_samples(Case& c, const std::vector<unsigned char>& ha, const s
 // times it on the same inputs.  Poison: all-ones bytes are a NaN in fp32, fp16 and bf16; int32 gets 0x7f7f7f7f,
 // which no int8 product of these inputs can reach (|d| <= 64 K <= 2^30).
 void verify_case(Case& c, const Context& ctx, std::uint64_t seed, int samples) {
-    std::vector<unsigned char> ha, hb;
-    generate_case_inputs(c, seed, ha, hb);
+    const auto [ha, hb] = case_inputs(c, seed);
     const std::vector<unsigned char> hd =
         run_checked({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_d, c.spec->out == Fmt::i32 ? 0x7f : 0xFF,
                     ctx.stream, [&](std::span<void* const> in, void* d) { enqueue_matmul(c, ctx, in[0], in[1], d); });
-    std::string what = check_written(c, hd);
-    if (what.empty()) what = check_samples(c, ha, hb, hd, checked_positions(c, seed, samples));
+    const std::string what = check_output(c, ha, hb, hd, seed, samples);
     if (what.empty()) return;
     std::fprintf(stderr, "%s: verification FAILED for %s %s%s%s: %s. Nothing was timed.\n", g_program, c.spec->name,
                  shape_text(c.shape).c_str(), c.shape.label.empty() ? "" : " ", c.shape.label.c_str(), what.c_str());
@@ -391,8 +346,7 @@ void verify_case(Case& c, const Context& ctx, std::uint64_t seed, int samples) {
 }
 
 void measure_case(Case& c, const Context& ctx, const DeviceInfo& dev, const Options& o, std::uint64_t seed) {
-    std::vector<unsigned char> ha, hb;
-    generate_case_inputs(c, seed, ha, hb);  // the inputs the verification pass checked
+    const auto [ha, hb] = case_inputs(c, seed);
     c.t = time_rotated({{ha.data(), c.bytes_a}, {hb.data(), c.bytes_b}}, c.bytes_d, dev.l2_or_64mib(), ctx.stream,
                        o.run.timing, c.input_sets,
                        [&](std::span<void* const> in, void* d) { enqueue_matmul(c, ctx, in[0], in[1], d); });
@@ -413,27 +367,20 @@ Json record(const Case& c) {
     Json j = shape_json(c);
     j.merge(timing_json(c.t)).set(field::tflops, c.rate).set(field::rate_unit, c.spec->rate_unit);
     j.set(field::verified, true).set(field::all_elements_written, true).merge(c.v.json());
-    j.set(field::algo_heuristics, p.heuristics).set(field::algo_index, 0).set(field::algo_id, p.algo_id);
-    j.set(field::tile_id, p.tile_id).set(field::stages_id, p.stages_id).set(field::splitk, p.splitk);
-    j.set(field::reduction_scheme, p.reduction_scheme).set(field::cluster_shape_id, p.cluster_shape_id);
-    j.set(field::algo_workspace_bytes, p.algo_workspace).set(field::waves, double(p.waves));
+    const cublasLtMatmulAlgo_t& a = p.chosen.algo;
+    j.set(field::algo_heuristics, p.heuristics).set(field::algo_index, 0);
+    j.set(field::algo_id, algo_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_ID));
+    j.set(field::tile_id, algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID));
+    j.set(field::stages_id, algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID));
+    j.set(field::splitk, algo_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM));
+    j.set(field::reduction_scheme, algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME));
+    j.set(field::cluster_shape_id, algo_config<std::uint16_t>(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+    j.set(field::algo_workspace_bytes, p.chosen.workspaceSize).set(field::waves, double(p.chosen.wavesCount));
     j.set(field::input_sets, c.input_sets).set(field::bytes_a, c.bytes_a).set(field::bytes_b, c.bytes_b);
     j.set(field::bytes_d, c.bytes_d).set(field::compute_type, compute_name(c.spec->compute));
     j.set(field::ab_type, type_name(c.spec->ab_type)).set(field::d_type, type_name(c.spec->d_type));
     j.set(field::scale_type, type_name(c.spec->scale_type));
     return j.set(field::note, c.note.empty() ? std::optional<std::string>() : c.note);
-}
-
-Json config_json(const Options& o, std::uint64_t seed) {
-    std::string precisions;
-    for (const Prec p : o.precisions) precisions += std::string(precisions.empty() ? "" : ",") + spec_of(p).name;
-    Json config;
-    config.set(field::precisions, precisions).set(field::warmup, o.run.timing.warmup);
-    config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
-    config.set(field::seed, seed).set(field::samples, o.samples).set(field::workspace_bytes, kWorkspaceBytes);
-    config.set(field::heuristic_results_requested, kHeuristicRequest).set(field::algo_index_used, 0);
-    for (const auto& [k, text] : roofplan::io::schema::conventions::gemm) config.set(k, text);
-    return config;
 }
 
 // The table on stderr and the JSON report: the same rows.
@@ -443,13 +390,11 @@ int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const st
         if (c.skip_reason.empty()) results.push_back(record(c));
         else skipped.push_back(shape_json(c).set(field::reason, c.skip_reason));
     print_device_line(dev);
-    std::fprintf(
-        stderr,
-        ", cuBLASLt %s\n  TN layout, heuristic algorithm #0, 32 MiB workspace; %d ms + %d warm-up runs, "
-        "%d timed runs per case; seed %llu\n  every case verified before timing (all elements written; sampled "
-        "elements vs CPU)\n\n",
-        library_version_string(cublasLtGetVersion()).c_str(), o.run.timing.warmup_ms, o.run.timing.warmup,
-        o.run.timing.repeats, static_cast<unsigned long long>(seed));
+    const TimingOptions& t = o.run.timing;
+    std::fprintf(stderr, ", cuBLASLt %s\n  TN layout, heuristic algorithm #0, 32 MiB workspace; %d ms + %d warm-up "
+                 "runs, %d timed runs per case; seed %llu\n  every case verified before timing (all elements written; "
+                 "sampled elements vs CPU)\n\n", library_version_string(cublasLtGetVersion()).c_str(), t.warmup_ms,
+                 t.warmup, t.repeats, static_cast<unsigned long long>(seed));
     const std::vector<Column> shape = {{field::precision, "prec", -5}, {field::m, "M", 6, "%.0f"},
                                        {field::n, "N", 6, "%.0f"}, {field::k, "K", 6, "%.0f"},
                                        {field::count, "count", 5, "%.0f"}};
@@ -474,7 +419,15 @@ int report(const Options& o, const DeviceInfo& dev, std::uint64_t seed, const st
     prov.set(field::cublaslt_version, library_version_string(cublasLtGetVersion()));
     prov.set(field::cublaslt_version_code, cublasLtGetVersion());
     prov.set(field::cublas_header_version, library_version_string(CUBLAS_VERSION));
-    Json doc = report_head(tool::gemm, prov, dev, config_json(o, seed));
+    std::string precisions;
+    for (const Prec p : o.precisions) precisions += std::string(precisions.empty() ? "" : ",") + spec_of(p).name;
+    Json config;
+    config.set(field::precisions, precisions).set(field::warmup, t.warmup);
+    config.set(field::warmup_ms, t.warmup_ms).set(field::repeats, t.repeats);
+    config.set(field::seed, seed).set(field::samples, o.samples).set(field::workspace_bytes, kWorkspaceBytes);
+    config.set(field::heuristic_results_requested, kHeuristicRequest).set(field::algo_index_used, 0);
+    for (const auto& [k, text] : roofplan::io::schema::conventions::gemm) config.set(k, text);
+    Json doc = report_head(tool::gemm, prov, dev, config);
     return write_report(o.run.json_path,
                         doc.records(key::results, results).records(key::skipped, skipped).text(0) + "\n");
 }
@@ -566,7 +519,7 @@ int run(const Options& o, const DeviceInfo& dev) {
         measure_case(c, ctx, dev, o, seed);
         std::fprintf(stderr, "%s: timed %s %s: median %.2f us, %.1f %s%s\n", g_program, c.spec->name,
                      shape_text(c.shape).c_str(), c.t.median_s * 1e6, c.rate, c.spec->rate_unit,
-                     c.t.host_kept_ahead ? "" : " (the host fell behind the lead kernel: launch gaps possible)");
+                     fell_behind(c.t.host_kept_ahead));
     }
     for (Case& c : cases) destroy_plan(c.plan);
     CHECK(cudaFree(ctx.workspace));

@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstddef>
 #include <initializer_list>
+#include <type_traits>
 
 #include "../common/harness.hpp"
 
@@ -20,130 +21,73 @@ namespace tool = roofplan::io::schema::tool;
 
 // ---- Device kernels ----------------------------------------------------------------------------------
 
-// The 16-byte vector type of each element type.
+// The 16-byte vector type of each element type, and its width in elements.
 template <class T>
-struct Vec;
-template <>
-struct Vec<float> {
-    using type = float4;
-    static constexpr std::size_t width = 4;
-};
-template <>
-struct Vec<double> {
-    using type = double2;
-    static constexpr std::size_t width = 2;
-};
-
-__device__ __forceinline__ float scale_op(float s, float c) { return s * c; }
-__device__ __forceinline__ double scale_op(double s, double c) { return s * c; }
-__device__ __forceinline__ float4 scale_op(float s, float4 c) {
-    return make_float4(s * c.x, s * c.y, s * c.z, s * c.w);
-}
-__device__ __forceinline__ double2 scale_op(double s, double2 c) { return make_double2(s * c.x, s * c.y); }
-
-__device__ __forceinline__ float triad_op(float b, float s, float c) { return b + s * c; }
-__device__ __forceinline__ double triad_op(double b, double s, double c) { return b + s * c; }
-__device__ __forceinline__ float4 triad_op(float4 b, float s, float4 c) {
-    return make_float4(b.x + s * c.x, b.y + s * c.y, b.z + s * c.z, b.w + s * c.w);
-}
-__device__ __forceinline__ double2 triad_op(double2 b, double s, double2 c) {
-    return make_double2(b.x + s * c.x, b.y + s * c.y);
-}
-
-// Each kernel walks the arrays as 16-byte vectors (grid-stride, though the grid normally covers them all),
-// then handles the (at most width - 1) trailing elements one by one.  cudaMalloc's 256-byte alignment
-// makes the vector casts valid.
+using Vec = std::conditional_t<sizeof(T) == 4, float4, double2>;
 template <class T>
-__global__ void copy_kernel(const T* __restrict__ a, T* __restrict__ c, std::size_t n) {
-    using V = typename Vec<T>::type;
-    const std::size_t nv = n / Vec<T>::width;
-    const std::size_t first = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-    const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-    const V* av = reinterpret_cast<const V*>(a);
-    V* cv = reinterpret_cast<V*>(c);
-    for (std::size_t i = first; i < nv; i += stride) cv[i] = av[i];
-    for (std::size_t i = nv * Vec<T>::width + first; i < n; i += stride) c[i] = a[i];
-}
-
-template <class T>
-__global__ void scale_kernel(T* __restrict__ b, const T* __restrict__ c, T s, std::size_t n) {
-    using V = typename Vec<T>::type;
-    const std::size_t nv = n / Vec<T>::width;
-    const std::size_t first = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-    const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-    const V* cv = reinterpret_cast<const V*>(c);
-    V* bv = reinterpret_cast<V*>(b);
-    for (std::size_t i = first; i < nv; i += stride) bv[i] = scale_op(s, cv[i]);
-    for (std::size_t i = nv * Vec<T>::width + first; i < n; i += stride) b[i] = scale_op(s, c[i]);
-}
-
-template <class T>
-__global__ void triad_kernel(T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c, T s,
-                             std::size_t n) {
-    using V = typename Vec<T>::type;
-    const std::size_t nv = n / Vec<T>::width;
-    const std::size_t first = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-    const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-    const V* bv = reinterpret_cast<const V*>(b);
-    const V* cv = reinterpret_cast<const V*>(c);
-    V* av = reinterpret_cast<V*>(a);
-    for (std::size_t i = first; i < nv; i += stride) av[i] = triad_op(bv[i], s, cv[i]);
-    for (std::size_t i = nv * Vec<T>::width + first; i < n; i += stride) a[i] = triad_op(b[i], s, c[i]);
-}
-
-// ---- Benchmark description ---------------------------------------------------------------------------
+constexpr std::size_t kWidth = 16 / sizeof(T);
 
 enum class Op { copy, scale, triad, memcpy_d2d };
 constexpr Op kOps[] = {Op::copy, Op::scale, Op::triad, Op::memcpy_d2d};
+constexpr const char* kOpNames[] = {"copy", "scale", "triad", "memcpy_d2d"};  // by Op
+const char* op_name(Op op) { return kOpNames[int(op)]; }
 
-const char* op_name(Op op) {
-    switch (op) {
-        case Op::copy: return "copy";
-        case Op::scale: return "scale";
-        case Op::triad: return "triad";
-        case Op::memcpy_d2d: return "memcpy_d2d";
+// A STREAM kernel's output from x and y, for one element and for each component of a 16-byte vector: copy x,
+// scale s y, triad x + s y.
+template <Op kOp, class T>
+struct Stream {
+    T s;
+    __device__ __forceinline__ T operator()(T x, T y) const {
+        return kOp == Op::copy ? x : kOp == Op::scale ? s * y : x + s * y;
     }
-    return "?";
+    __device__ __forceinline__ float4 operator()(float4 x, float4 y) const {
+        return make_float4((*this)(x.x, y.x), (*this)(x.y, y.y), (*this)(x.z, y.z), (*this)(x.w, y.w));
+    }
+    __device__ __forceinline__ double2 operator()(double2 x, double2 y) const {
+        return make_double2((*this)(x.x, y.x), (*this)(x.y, y.y));
+    }
+};
+
+// out = f(x, y) element by element: copy (c = a: out c, x a), scale (b = s c: out b, y c) and triad (a = b + s c:
+// out a, x b, y c); an operand that f does not read is never loaded.  The kernel walks the arrays as 16-byte
+// vectors (grid-stride, though the grid normally covers them all), then handles the (at most width - 1) trailing
+// elements one by one.  cudaMalloc's 256-byte alignment makes the vector casts valid.
+template <class T, class F>
+__global__ void stream_kernel(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ y, std::size_t n,
+                              F f) {
+    using V = Vec<T>;
+    const std::size_t nv = n / kWidth<T>;
+    const std::size_t first = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+    const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+    const V* xv = reinterpret_cast<const V*>(x);
+    const V* yv = reinterpret_cast<const V*>(y);
+    V* ov = reinterpret_cast<V*>(out);
+    for (std::size_t i = first; i < nv; i += stride) ov[i] = f(xv[i], yv[i]);
+    for (std::size_t i = nv * kWidth<T> + first; i < n; i += stride) out[i] = f(x[i], y[i]);
 }
 
-// Arrays moved per iteration, STREAM's convention (docs/kernels.md).
-std::uint64_t arrays_moved(Op op) { return op == Op::triad ? 3 : 2; }
+// ---- Benchmark description ---------------------------------------------------------------------------
 
 constexpr unsigned kBlockSize = 256;
 
 template <class T>
 struct DeviceArrays {
-    T* a = nullptr;
-    T* b = nullptr;
-    T* c = nullptr;
+    T *a = nullptr, *b = nullptr, *c = nullptr;
     std::size_t n = 0;  // elements per array
     std::size_t bytes() const { return n * sizeof(T); }
 };
 
-// Blocks for one 16-byte vector per thread, within the grid's x-dimension limit.
-unsigned covering_grid(std::size_t vectors) {
-    const std::size_t blocks = std::max<std::size_t>(1, (vectors + kBlockSize - 1) / kBlockSize);
-    return unsigned(std::min<std::size_t>(blocks, std::numeric_limits<int>::max()));
-}
-
 // Enqueues one iteration of `op` on `stream`.
 template <class T>
 void enqueue(Op op, const DeviceArrays<T>& d, T s, unsigned grid, cudaStream_t stream) {
-    switch (op) {
-        case Op::copy:
-            copy_kernel<T><<<grid, kBlockSize, 0, stream>>>(d.a, d.c, d.n);
-            CHECK_LAUNCH("copy_kernel");
-            break;
-        case Op::scale:
-            scale_kernel<T><<<grid, kBlockSize, 0, stream>>>(d.b, d.c, s, d.n);
-            CHECK_LAUNCH("scale_kernel");
-            break;
-        case Op::triad:
-            triad_kernel<T><<<grid, kBlockSize, 0, stream>>>(d.a, d.b, d.c, s, d.n);
-            CHECK_LAUNCH("triad_kernel");
-            break;
-        case Op::memcpy_d2d: CHECK(cudaMemcpyAsync(d.c, d.a, d.bytes(), cudaMemcpyDeviceToDevice, stream)); break;
-    }
+    auto launch = [&](auto f, T* out, const T* x, const T* y) {
+        stream_kernel<<<grid, kBlockSize, 0, stream>>>(out, x, y, d.n, f);
+        CHECK_LAUNCH("stream_kernel");
+    };
+    if (op == Op::copy) launch(Stream<Op::copy, T>{s}, d.c, d.a, d.a);
+    if (op == Op::scale) launch(Stream<Op::scale, T>{s}, d.b, d.c, d.c);
+    if (op == Op::triad) launch(Stream<Op::triad, T>{s}, d.a, d.b, d.c);
+    if (op == Op::memcpy_d2d) CHECK(cudaMemcpyAsync(d.c, d.a, d.bytes(), cudaMemcpyDeviceToDevice, stream));
 }
 
 // ---- Host data and verification ---------------------------------------------------------------------
@@ -171,11 +115,10 @@ void verify(Op op, const std::vector<T>& got, Expected expected, double rtol) {
     }
     if (bad == 0) return;
     const T g = got[first_bad], w = expected(first_bad);
-    std::fprintf(stderr,
-                 "%s: verification FAILED for %s: element %zu is %.17g (bits 0x%llx), expected %.17g "
-                 "(bits 0x%llx)%s; %zu of %zu elements wrong. Nothing was timed.\n",
-                 g_program, op_name(op), first_bad, double(g), static_cast<unsigned long long>(bits_of(g)),
-                 double(w), static_cast<unsigned long long>(bits_of(w)),
+    std::fprintf(stderr, "%s: verification FAILED for %s: element %zu is %.17g (bits 0x%llx), expected %.17g "
+                 "(bits 0x%llx)%s; %zu of %zu elements wrong. Nothing was timed.\n", g_program, op_name(op), first_bad,
+                 double(g), static_cast<unsigned long long>(bits_of(g)), double(w),
+                 static_cast<unsigned long long>(bits_of(w)),
                  rtol == 0.0 ? " [exact match required]" : " [relative tolerance exceeded]", bad, got.size());
     std::exit(kExitVerifyFailed);
 }
@@ -196,17 +139,14 @@ void verify_all(const DeviceArrays<T>& d, T s, unsigned grid, std::uint64_t seed
         CHECK(cudaMemcpy(out.data(), output, d.bytes(), cudaMemcpyDeviceToHost));
         verify(op, out, expected, tol);
     };
-    auto upload = [&](T* device, const std::vector<T>& host) {
-        CHECK(cudaMemcpy(device, host.data(), d.bytes(), cudaMemcpyHostToDevice));
-    };
-
-    upload(d.a, ha);
+    // Each operation's inputs are uploaded again just before it: an earlier operation may have written over them.
+    CHECK(cudaMemcpy(d.a, ha.data(), d.bytes(), cudaMemcpyHostToDevice));
     run_and_check(Op::copy, d.c, [&](std::size_t i) { return ha[i]; }, 0.0);
-    upload(d.c, hc);
+    CHECK(cudaMemcpy(d.c, hc.data(), d.bytes(), cudaMemcpyHostToDevice));
     run_and_check(Op::scale, d.b, [&](std::size_t i) { return T(s * hc[i]); }, rtol);
-    upload(d.b, hb);
+    CHECK(cudaMemcpy(d.b, hb.data(), d.bytes(), cudaMemcpyHostToDevice));
     run_and_check(Op::triad, d.a, [&](std::size_t i) { return T(hb[i] + s * hc[i]); }, rtol);
-    upload(d.a, ha);
+    CHECK(cudaMemcpy(d.a, ha.data(), d.bytes(), cudaMemcpyHostToDevice));
     run_and_check(Op::memcpy_d2d, d.c, [&](std::size_t i) { return ha[i]; }, 0.0);
 }
 
@@ -220,9 +160,8 @@ struct Options {
 
 Options parse_args(int argc, char** argv) {
     Options o;
-    Cli cli(tool::bandwidth.data(),
-            "STREAM-style device-memory bandwidth: copy, scale, triad and cudaMemcpy "
-            "device-to-device.\nEvery kernel is verified element by element before it is timed.");
+    Cli cli(tool::bandwidth.data(), "STREAM-style device-memory bandwidth: copy, scale, triad and cudaMemcpy device-to-"
+                                    "device.\nEvery kernel is verified element by element before it is timed.");
     cli.number("--size-mib", "MiB per array (3 arrays); default max(256, 4 x L2 size)", o.size_mib, 1, kMiB);
     cli.option("--dtype", "f32|f64", "element type (default f32)", [&o](std::string_view v) {
         if (v != "f32" && v != "f64") usage_error("--dtype must be f32 or f64, got '" + std::string(v) + "'");
@@ -241,10 +180,8 @@ std::uint64_t array_bytes_for(const Options& o, const DeviceInfo& dev) {
     const std::uint64_t l2 = std::uint64_t(dev.l2_bytes.value_or(0));
     const std::uint64_t size_mib = o.size_mib.value_or(std::max<std::uint64_t>(256, (4 * l2 + kMiB - 1) / kMiB));
     if (size_mib * kMiB < 4 * l2)
-        std::fprintf(stderr,
-                     "%s: warning: %llu MiB per array is less than 4 x L2 (%.1f MiB); L2 hits may inflate the "
-                     "results\n",
-                     g_program, static_cast<unsigned long long>(size_mib), 4.0 * double(l2) / double(kMiB));
+        std::fprintf(stderr, "%s: warning: %llu MiB per array is less than 4 x L2 (%.1f MiB); L2 hits may inflate the "
+                     "results\n", g_program, static_cast<unsigned long long>(size_mib), 4.0 * double(l2) / kMiB);
     if (3 * size_mib * kMiB > dev.free_memory_bytes_at_start) {
         std::fprintf(stderr, "%s: error: 3 arrays of %llu MiB need %llu MiB of device memory, only %llu MiB free; "
                      "choose a smaller --size-mib\n", g_program, static_cast<unsigned long long>(size_mib),
@@ -256,28 +193,14 @@ std::uint64_t array_bytes_for(const Options& o, const DeviceInfo& dev) {
 }
 
 template <class T>
-Json config_json(const Options& o, std::uint64_t array_bytes, std::uint64_t seed, unsigned grid) {
-    cudaFuncAttributes binary{};  // which machine code the driver loaded (native SASS or JIT from PTX)
-    CHECK(cudaFuncGetAttributes(&binary, copy_kernel<T>));
-    Json config;
-    config.set(field::dtype, sizeof(T) == 4 ? "f32" : "f64").set(field::element_bytes, sizeof(T));
-    config.set(field::array_bytes, array_bytes).set(field::elements_per_array, array_bytes / sizeof(T));
-    config.set(field::scalar, 3.0).set(field::warmup, o.run.timing.warmup);
-    config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
-    config.set(field::seed, seed).set(field::block_size, kBlockSize).set(field::grid_blocks, grid);
-    config.set(field::kernel_binary_version, binary.binaryVersion).set(field::kernel_ptx_version, binary.ptxVersion);
-    for (const auto& [k, text] : roofplan::io::schema::conventions::bandwidth) config.set(k, text);
-    return config;
-}
-
-template <class T>
 int run(const Options& o, const DeviceInfo& dev) {
     const T scalar = T(3);  // STREAM's scalar
     const std::uint64_t array_bytes = array_bytes_for(o, dev);
     DeviceArrays<T> d;
     d.n = std::size_t(array_bytes / sizeof(T));
     for (T** p : {&d.a, &d.b, &d.c}) CHECK(cudaMalloc(p, d.bytes()));
-    const unsigned grid = covering_grid(d.n / Vec<T>::width);
+    // One 16-byte vector per thread (kBlockSize = 256 threads a block), within the grid's x-dimension limit.
+    const unsigned grid = grid_for(d.n / kWidth<T>, std::numeric_limits<int>::max());
     const std::uint64_t seed = seed_or_clock(o.run.seed);
     verify_all(d, scalar, grid, seed);
 
@@ -285,14 +208,14 @@ int run(const Options& o, const DeviceInfo& dev) {
     CHECK(cudaStreamCreate(&stream));
     std::vector<Timing> times;
     for (const Op op : kOps)
-        times.push_back(time_runs(
-            stream, [&](std::size_t) { enqueue(op, d, scalar, grid, stream); }, o.run.timing));
+        times.push_back(time_runs(stream, [&](std::size_t) { enqueue(op, d, scalar, grid, stream); }, o.run.timing));
     CHECK(cudaStreamDestroy(stream));
     for (T** p : {&d.a, &d.b, &d.c}) CHECK(cudaFree(*p));
     std::vector<Json> rows;
     for (std::size_t i = 0; i < times.size(); ++i) {
         const Timing& t = times[i];
-        const std::uint64_t bytes = arrays_moved(kOps[i]) * array_bytes;
+        // Arrays moved per iteration, STREAM's convention (docs/kernels.md).
+        const std::uint64_t bytes = (kOps[i] == Op::triad ? 3 : 2) * array_bytes;
         const double gb_per_s = double(bytes) / t.median_s / 1e9;
         const double memcpy_gb_per_s = 2.0 * double(array_bytes) / times.back().median_s / 1e9;  // memcpy_d2d is last
         Json r;
@@ -315,9 +238,18 @@ int run(const Options& o, const DeviceInfo& dev) {
                   {field::median_s, "median us", 12, "%.2f", 1e6}, {field::min_s, "min us", 12, "%.2f", 1e6},
                   {field::max_s, "max us", 12, "%.2f", 1e6}, {field::gb_per_s, "GB/s", 10, "%.1f"},
                   {field::fraction_of_memcpy, "vs memcpy", 10, "%.3f"}, {field::host_kept_ahead, "host ahead", 11}});
-    const Json head = report_head(tool::bandwidth, provenance(o.run, environment({"CUDA_VISIBLE_DEVICES"})), dev,
-                                  config_json<T>(o, array_bytes, seed, grid));
-    return write_report(o.run.json_path, Json(head).records(key::results, rows).text(0) + "\n");
+    cudaFuncAttributes binary{};  // which machine code the driver loaded (native SASS or JIT from PTX)
+    CHECK(cudaFuncGetAttributes(&binary, stream_kernel<T, Stream<Op::copy, T>>));
+    Json config;
+    config.set(field::dtype, sizeof(T) == 4 ? "f32" : "f64").set(field::element_bytes, sizeof(T));
+    config.set(field::array_bytes, array_bytes).set(field::elements_per_array, array_bytes / sizeof(T));
+    config.set(field::scalar, 3.0).set(field::warmup, o.run.timing.warmup);
+    config.set(field::warmup_ms, o.run.timing.warmup_ms).set(field::repeats, o.run.timing.repeats);
+    config.set(field::seed, seed).set(field::block_size, kBlockSize).set(field::grid_blocks, grid);
+    config.set(field::kernel_binary_version, binary.binaryVersion).set(field::kernel_ptx_version, binary.ptxVersion);
+    for (const auto& [k, text] : roofplan::io::schema::conventions::bandwidth) config.set(k, text);
+    Json doc = report_head(tool::bandwidth, provenance(o.run, environment({"CUDA_VISIBLE_DEVICES"})), dev, config);
+    return write_report(o.run.json_path, doc.records(key::results, rows).text(0) + "\n");
 }
 
 }  // namespace

@@ -39,17 +39,10 @@ constexpr std::size_t kEdge = 1024;                      // ... plus the first a
 constexpr std::uint64_t kMaxBytes = 64 * kGiB;           // largest size accepted on the command line
 constexpr std::uint64_t kHeadroomBytes = 512 * kMiB;     // free memory left to NCCL's lazily made buffers
 constexpr int kRoot = 0;                                 // root rank of broadcast and reduce
-constexpr unsigned kBlockSize = 256;
 
-#ifdef ROOFPLAN_NCCL_MPI
-constexpr bool kMpi = true;
-#else
-constexpr bool kMpi = false;
-#endif
 // The collective's ranks: every rank in this process (single process), or this process's one rank of the MPI
 // world.  Rank::global is the rank's index in the world.
-int g_world_size = 1;
-int g_world_rank = 0;  // this process's MPI rank (0 in single-process mode)
+int g_world_size = 1, g_world_rank = 0;  // g_world_rank: this process's MPI rank (0 in single-process mode)
 
 // ---- The input generator (host and device) -----------------------------------------------------------
 
@@ -70,12 +63,6 @@ __global__ void fill_kernel(float* __restrict__ out, std::size_t n, std::uint64_
     const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
     for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
         out[i] = element_value(seed, i);
-}
-
-// A grid-stride grid: enough blocks to cover n elements, at most 8192.
-unsigned grid_for(std::size_t n) {
-    const std::size_t blocks = (n + kBlockSize - 1) / kBlockSize;
-    return unsigned(std::max<std::size_t>(1, std::min<std::size_t>(blocks, 8192)));
 }
 
 const char* op_name(Collective op) { return roofplan::to_string(op).data(); }
@@ -134,9 +121,7 @@ Options parse_args(int argc, char** argv) {
                "(default all)", [&o](std::string_view v) {
                    std::vector<std::string_view> names;
                    for (const Collective op : roofplan::all_collectives) names.push_back(roofplan::to_string(op));
-                   for (const int i : parse_choices(v, names, "operation"))
-                       if (std::find(o.ops.begin(), o.ops.end(), Collective(i)) == o.ops.end())
-                           o.ops.push_back(Collective(i));
+                   add_choices(o.ops, v, names, "operation");
                });
     cli.option("--sweep", "MIN:MAX", "sizes from MIN doubling up to MAX (default 1MB:1GB)",
                [&o](std::string_view v) { add_sweep(o, v); });
@@ -221,8 +206,7 @@ struct NcclTiming {
 struct Case {
     std::size_t index = 0;
     Collective op = Collective::allreduce;
-    std::uint64_t requested_bytes = 0;
-    std::uint64_t bytes = 0;            // S, after rounding to whole elements per rank
+    std::uint64_t requested_bytes = 0, bytes = 0;  // bytes: S, after rounding to whole elements per rank
     std::size_t count = 0;              // NCCL's count argument (recvcount, sendcount for RS, AG)
     std::size_t send_elems = 0, recv_elems = 0;  // per rank
     std::uint64_t checked = 0;          // output elements compared, over all checked ranks
@@ -238,15 +222,6 @@ std::string size_text(std::uint64_t bytes) {
     return std::to_string(bytes) + "B";
 }
 
-// Element counts of a case for n ranks (docs/kernels.md).
-void size_case(Case& c, int n) {
-    const std::size_t e = std::size_t(c.requested_bytes / 4), nr = std::size_t(n);
-    c.count = c.op == Collective::reducescatter || c.op == Collective::allgather ? e / nr : e;
-    c.send_elems = c.op == Collective::reducescatter ? c.count * nr : c.count;
-    c.recv_elems = c.op == Collective::allgather ? c.count * nr : c.count;
-    c.bytes = std::uint64_t(std::max(c.send_elems, c.recv_elems)) * 4;
-}
-
 // The generator seed of each rank's send buffer in case `c`.
 std::vector<std::uint64_t> rank_seeds(const Case& c, std::uint64_t seed, int n) {
     std::vector<std::uint64_t> s;
@@ -258,14 +233,21 @@ std::vector<std::uint64_t> rank_seeds(const Case& c, std::uint64_t seed, int n) 
 // ---- The communicator and its buffers ----------------------------------------------------------------
 
 struct Rank {
-    int global = 0;  // rank in the communicator
-    int device = 0;
+    int global = 0, device = 0;  // global: the rank in the communicator
     ncclComm_t comm = nullptr;
     cudaStream_t stream = nullptr;
-    float* send = nullptr;
-    float* recv = nullptr;
+    float *send = nullptr, *recv = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
 };
+
+// Calls f(rank) for every rank, with the rank's device current.
+template <class F>
+void on_each(std::vector<Rank>& ranks, F&& f) {
+    for (Rank& r : ranks) {
+        CHECK(cudaSetDevice(r.device));
+        f(r);
+    }
+}
 
 // Queues one collective of case `c` on every rank, as one NCCL group.
 void enqueue_collective(const Case& c, std::vector<Rank>& ranks) {
@@ -284,10 +266,7 @@ void enqueue_collective(const Case& c, std::vector<Rank>& ranks) {
 
 // Waits for every rank's stream, then asks each communicator whether it failed asynchronously.
 void synchronize_all(std::vector<Rank>& ranks) {
-    for (Rank& r : ranks) {
-        CHECK(cudaSetDevice(r.device));
-        CHECK(cudaStreamSynchronize(r.stream));
-    }
+    on_each(ranks, [](Rank& r) { CHECK(cudaStreamSynchronize(r.stream)); });
     CHECK(cudaGetLastError());
     for (Rank& r : ranks) {
         ncclResult_t async = ncclSuccess;
@@ -298,12 +277,11 @@ void synchronize_all(std::vector<Rank>& ranks) {
 
 // Fills every rank's send buffer with the case's data (on the rank's stream; not waited for).
 void fill_send_buffers(const Case& c, std::vector<Rank>& ranks, const std::vector<std::uint64_t>& seeds) {
-    for (Rank& r : ranks) {
-        CHECK(cudaSetDevice(r.device));
-        fill_kernel<<<grid_for(c.send_elems), kBlockSize, 0, r.stream>>>(r.send, c.send_elems,
-                                                                          seeds[std::size_t(r.global)]);
+    on_each(ranks, [&](Rank& r) {
+        const std::uint64_t seed = seeds[std::size_t(r.global)];
+        fill_kernel<<<grid_for(c.send_elems, 8192), 256, 0, r.stream>>>(r.send, c.send_elems, seed);
         CHECK_LAUNCH("fill_kernel");
-    }
+    });
 }
 
 // ---- Verification ------------------------------------------------------------------------------------
@@ -335,18 +313,6 @@ std::vector<std::uint64_t> check_positions(const Case& c, std::uint64_t seed) {
                             SplitMix64{case_seed(seed, c.index) ^ 0x5DEECE66Dull});
 }
 
-[[noreturn]] void check_failed(const Case& c, int n, int rank, std::uint64_t j, float want, float got, std::size_t bad,
-                               std::size_t m) {
-    std::fprintf(stderr,
-                 "%s: verification FAILED for %s %s (%llu bytes, %d ranks): rank %d, element %llu: expected %.9g (bits "
-                 "0x%08x), got %.9g (bits 0x%08x)%s; %zu of the %zu checked elements of that rank are wrong [exact "
-                 "match required]. Nothing was timed.\n",
-                 g_program, op_name(c.op), size_text(c.bytes).c_str(), (unsigned long long)c.bytes, n, rank,
-                 (unsigned long long)j, double(want), std::bit_cast<std::uint32_t>(want), double(got),
-                 std::bit_cast<std::uint32_t>(got), std::isnan(got) ? " (NaN: the poison, not written?)" : "", bad, m);
-    std::exit(kExitVerifyFailed);
-}
-
 // Compares the checked outputs `got[rank]` (element k is receive-buffer element k when `pos` is empty, else
 // pos[k]) with the host reference, in chunks on several host threads (the reference is computed from the
 // generator, element by element).  On a mismatch prints it and exits with kExitVerifyFailed.
@@ -376,8 +342,14 @@ void check_outputs(const Case& c, const std::vector<std::uint64_t>& seeds, const
         if (ri < 0) continue;
         std::size_t bad = 0;
         for (std::size_t kk = 0; kk < m; ++kk) bad += wrong(kk, ri);
-        check_failed(c, int(seeds.size()), ri, position(k), expected_value(c, seeds, ri, position(k)),
-                     got[std::size_t(ri)][k], bad, m);
+        const float want = expected_value(c, seeds, ri, position(k)), g = got[std::size_t(ri)][k];
+        std::fprintf(stderr, "%s: verification FAILED for %s %s (%llu bytes, %d ranks): rank %d, element %llu: "
+                     "expected %.9g (bits 0x%08x), got %.9g (bits 0x%08x)%s; %zu of the %zu checked elements of that "
+                     "rank are wrong [exact match required]. Nothing was timed.\n", g_program, op_name(c.op),
+                     size_text(c.bytes).c_str(), (unsigned long long)c.bytes, int(seeds.size()), ri,
+                     (unsigned long long)position(k), double(want), std::bit_cast<std::uint32_t>(want), double(g),
+                     std::bit_cast<std::uint32_t>(g), std::isnan(g) ? " (NaN: the poison, not written?)" : "", bad, m);
+        std::exit(kExitVerifyFailed);
     }
 }
 
@@ -394,10 +366,9 @@ std::vector<float> checked_output(const Case& c, Rank& r, const std::vector<std:
 void verify_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed) {
     const std::vector<std::uint64_t> seeds = rank_seeds(c, seed, g_world_size);
     fill_send_buffers(c, ranks, seeds);
-    for (Rank& r : ranks) {
-        CHECK(cudaSetDevice(r.device));
+    on_each(ranks, [&](Rank& r) {
         CHECK(cudaMemsetAsync(r.recv, 0xFF, std::size_t(c.recv_elems) * sizeof(float), r.stream));  // NaN
-    }
+    });
     enqueue_collective(c, ranks);
     synchronize_all(ranks);
     const std::vector<std::uint64_t> pos = check_positions(c, seed);
@@ -421,40 +392,6 @@ void verify_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed) {
 
 // ---- Timing ------------------------------------------------------------------------------------------
 
-// One measurement: a lead kernel and a start event on every stream, `iters` collectives, a stop event on every
-// stream.  Returns the longest and shortest elapsed time over the ranks (over every process under MPI).
-std::pair<double, double> measure_once(const Case& c, std::vector<Rank>& ranks, int iters, double lead_s,
-                                       double& enqueue_s) {
-#ifdef ROOFPLAN_NCCL_MPI
-    MPI_Barrier(MPI_COMM_WORLD);  // the processes' lead kernels start together (within the barrier's skew)
-#endif
-    for (Rank& r : ranks) {
-        CHECK(cudaSetDevice(r.device));
-        launch_lead(r.stream, lead_s);
-        CHECK(cudaEventRecord(r.start, r.stream));
-    }
-    const auto queue_start = std::chrono::steady_clock::now();
-    for (int it = 0; it < iters; ++it) enqueue_collective(c, ranks);
-    for (Rank& r : ranks) {
-        CHECK(cudaSetDevice(r.device));
-        CHECK(cudaEventRecord(r.stop, r.stream));
-    }
-    enqueue_s = seconds_since(queue_start);
-    synchronize_all(ranks);
-    double longest = 0, shortest = std::numeric_limits<double>::infinity();
-    for (Rank& r : ranks) {
-        float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, r.start, r.stop));
-        longest = std::max(longest, double(ms) * 1e-3);
-        shortest = std::min(shortest, double(ms) * 1e-3);
-    }
-#ifdef ROOFPLAN_NCCL_MPI
-    MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &shortest, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-#endif
-    return {longest, shortest};
-}
-
 void time_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed, const Options& o) {
     const int n = g_world_size;
     fill_send_buffers(c, ranks, rank_seeds(c, seed, n));
@@ -462,10 +399,32 @@ void time_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed, const Opti
     synchronize_all(ranks);
     NcclTiming& t = c.t;
     t.lead_s = lead_seconds(double(o.iters) * double(n));  // the host queues iters collectives on each of n ranks
+    // A measurement: a lead kernel and a start event on every stream, `iters` collectives, a stop event on every
+    // stream; then the longest and shortest elapsed time over the ranks (over every process under MPI).
     for (int rep = 0; rep < o.run.timing.repeats; ++rep) {
-        double enqueue_s = 0;
-        const auto [longest, shortest] = measure_once(c, ranks, o.iters, t.lead_s, enqueue_s);
-        t.host_enqueue_s_max = std::max(t.host_enqueue_s_max, enqueue_s);
+#ifdef ROOFPLAN_NCCL_MPI
+        MPI_Barrier(MPI_COMM_WORLD);  // the processes' lead kernels start together (within the barrier's skew)
+#endif
+        on_each(ranks, [&](Rank& r) {
+            launch_lead(r.stream, t.lead_s);
+            CHECK(cudaEventRecord(r.start, r.stream));
+        });
+        const auto queue_start = std::chrono::steady_clock::now();
+        for (int it = 0; it < o.iters; ++it) enqueue_collective(c, ranks);
+        on_each(ranks, [](Rank& r) { CHECK(cudaEventRecord(r.stop, r.stream)); });
+        t.host_enqueue_s_max = std::max(t.host_enqueue_s_max, seconds_since(queue_start));
+        synchronize_all(ranks);
+        double longest = 0, shortest = std::numeric_limits<double>::infinity();
+        for (Rank& r : ranks) {
+            float ms = 0;
+            CHECK(cudaEventElapsedTime(&ms, r.start, r.stop));
+            longest = std::max(longest, double(ms) * 1e-3);
+            shortest = std::min(shortest, double(ms) * 1e-3);
+        }
+#ifdef ROOFPLAN_NCCL_MPI
+        MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &shortest, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+#endif
         t.repeat_s.push_back(longest / o.iters);
         t.rank_spread_s = std::max(t.rank_spread_s, (longest - shortest) / o.iters);
     }
@@ -484,11 +443,9 @@ void time_case(Case& c, std::vector<Rank>& ranks, std::uint64_t seed, const Opti
 struct RunInfo {
     std::vector<RankDevice> devices;  // by rank
     Topology topo;                    // single process only: the processes of an MPI run may be on other nodes
-    int visible_devices = 0;
-    int nccl_version = 0;
+    int visible_devices = 0, nccl_version = 0;
     bool nvls_set_by_program = false;
-    std::uint64_t seed = 0;
-    std::uint64_t send_buffer_bytes = 0, recv_buffer_bytes = 0;
+    std::uint64_t seed = 0, send_buffer_bytes = 0, recv_buffer_bytes = 0;
     int local_device = 0;  // MPI: this process's GPU
 };
 
@@ -503,21 +460,6 @@ Json record(const Case& c, int ranks) {
     j.set(field::repeat_times_s, c.t.repeat_s).set(field::rank_spread_s, c.t.rank_spread_s);
     j.set(field::lead_s, c.t.lead_s).set(field::host_enqueue_s_max, c.t.host_enqueue_s_max);
     return j.set(field::host_kept_ahead, c.t.host_kept_ahead);
-}
-
-Json config_json(const Options& o, const RunInfo& info) {
-    std::string ops;
-    for (const Collective op : o.ops) ops += std::string(ops.empty() ? "" : ",") + op_name(op);
-    Json j;
-    j.set(field::ops, ops).set(field::sizes_requested_bytes, o.sizes).set(field::ranks, info.devices.size());
-    j.set(field::dtype, "float32").set(field::redop, "sum").set(field::root, kRoot).set(field::in_place, false);
-    j.set(field::warmup, o.run.timing.warmup).set(field::iters, o.iters).set(field::repeats, o.run.timing.repeats);
-    j.set(field::seed, info.seed).set(field::send_buffer_bytes_per_gpu, info.send_buffer_bytes);
-    j.set(field::recv_buffer_bytes_per_gpu, info.recv_buffer_bytes);
-    j.set(field::launch, kMpi ? roofplan::io::schema::conventions::nccl_launch_mpi
-                              : roofplan::io::schema::conventions::nccl_launch_single);
-    for (const auto& [k, text] : roofplan::io::schema::conventions::nccl) j.set(k, text);
-    return j;
 }
 
 // The table on stderr and the JSON report: the same rows.
@@ -543,10 +485,9 @@ int report(const Options& o, const RunInfo& info, const std::vector<Case>& cases
                          {field::algbw_gbps, "algbw GB/s", 10}, {field::busbw_gbps, "busbw GB/s", 10},
                          {field::busbw_factor, "factor", 7, "%.3f"}, {field::checked_elements, "checked", 10, "%.0f"},
                          {field::host_kept_ahead, "ahead", 6}});
-    Json prov =
-        provenance(o.run, environment({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_DEVICE_MAX_CONNECTIONS",
-                                       "CUDA_MODULE_LOADING", "CUDA_LAUNCH_BLOCKING"},
-                                      "NCCL_"));
+    Json prov = provenance(o.run, environment({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+                                               "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_MODULE_LOADING",
+                                               "CUDA_LAUNCH_BLOCKING"}, "NCCL_"));
     prov.set(field::hostname, host_name()).set(field::nccl_version, library_version_string(info.nccl_version));
     prov.set(field::nccl_version_code, info.nccl_version).set(field::nccl_library, nccl_library_path());
     prov.set(field::nccl_header_version, library_version_string(NCCL_VERSION_CODE));
@@ -555,11 +496,21 @@ int report(const Options& o, const RunInfo& info, const std::vector<Case>& cases
     for (const RankDevice& d : info.devices) devices += (devices.empty() ? "[" : ", ") + d.json;
     prov.set(field::visible_devices, info.visible_devices).raw(field::devices, devices.empty() ? "[]" : devices + "]");
     prov.set(field::peer_access, info.topo.can_access_peer).set(field::p2p_performance_rank, info.topo.p2p_perf_rank);
-    Json doc;
-    doc.set(key::tool, tool::nccl)
-        .set(key::schema_version, roofplan::io::schema::version)
-        .object(key::provenance, prov);
-    doc.object(key::config, config_json(o, info)).records(key::results, results);
+    std::string ops;
+    for (const Collective op : o.ops) ops += std::string(ops.empty() ? "" : ",") + op_name(op);
+    Json config;
+    config.set(field::ops, ops).set(field::sizes_requested_bytes, o.sizes).set(field::ranks, info.devices.size());
+    config.set(field::dtype, "float32").set(field::redop, "sum").set(field::root, kRoot).set(field::in_place, false);
+    config.set(field::warmup, o.run.timing.warmup).set(field::iters, o.iters).set(field::repeats, o.run.timing.repeats);
+    config.set(field::seed, info.seed).set(field::send_buffer_bytes_per_gpu, info.send_buffer_bytes);
+    config.set(field::recv_buffer_bytes_per_gpu, info.recv_buffer_bytes);
+#ifdef ROOFPLAN_NCCL_MPI
+    config.set(field::launch, roofplan::io::schema::conventions::nccl_launch_mpi);
+#else
+    config.set(field::launch, roofplan::io::schema::conventions::nccl_launch_single);
+#endif
+    for (const auto& [k, text] : roofplan::io::schema::conventions::nccl) config.set(k, text);
+    Json doc = report_head(tool::nccl, prov, config).records(key::results, results);
     return write_report(o.run.json_path, doc.text(0) + "\n");
 }
 
@@ -568,6 +519,7 @@ int report(const Options& o, const RunInfo& info, const std::vector<Case>& cases
 // The cases, operation by operation, sizes ascending; sets the buffer sizes in `info`.
 std::vector<Case> make_cases(const Options& o, RunInfo& info) {
     const int n = g_world_size;
+    const std::size_t nr = std::size_t(n);
     std::vector<Case> cases;
     for (const Collective op : o.ops)
         for (const std::uint64_t s : o.sizes) {
@@ -575,7 +527,11 @@ std::vector<Case> make_cases(const Options& o, RunInfo& info) {
             c.index = cases.size();
             c.op = op;
             c.requested_bytes = s;
-            size_case(c, n);
+            // Element counts for n ranks (docs/kernels.md).
+            c.count = op == Collective::reducescatter || op == Collective::allgather ? s / 4 / nr : s / 4;
+            c.send_elems = op == Collective::reducescatter ? c.count * nr : c.count;
+            c.recv_elems = op == Collective::allgather ? c.count * nr : c.count;
+            c.bytes = std::uint64_t(std::max(c.send_elems, c.recv_elems)) * 4;
             if (c.count == 0)
                 usage_error(std::string(op_name(op)) + " of " + std::to_string(s) + " bytes over " + std::to_string(n) +
                             " ranks leaves no element per rank; sizes must be at least " + std::to_string(4 * n) +
@@ -587,8 +543,9 @@ std::vector<Case> make_cases(const Options& o, RunInfo& info) {
     return cases;
 }
 
-// The communicators (NCCL reads its environment here), with a stream and two events each.
-std::vector<Rank> open_ranks([[maybe_unused]] const RunInfo& info) {
+// The communicators (NCCL reads its environment here), with a stream and two events each, and buffers for the
+// largest case on every GPU, if they fit with room left for NCCL (and the sampled checks); exits when they do not.
+std::vector<Rank> open_ranks(const RunInfo& info) {
     std::vector<Rank> ranks;
 #ifdef ROOFPLAN_NCCL_MPI
     Rank rk;
@@ -607,21 +564,11 @@ std::vector<Rank> open_ranks([[maybe_unused]] const RunInfo& info) {
     CHECK(ncclCommInitAll(comms.data(), g_world_size, devices.data()));
     for (int r = 0; r < g_world_size; ++r) ranks.push_back({r, r, comms[std::size_t(r)]});
 #endif
-    for (Rank& rk : ranks) {
-        CHECK(cudaSetDevice(rk.device));
+    const std::uint64_t need = info.send_buffer_bytes + info.recv_buffer_bytes;
+    on_each(ranks, [&](Rank& rk) {
         CHECK(cudaStreamCreateWithFlags(&rk.stream, cudaStreamNonBlocking));
         CHECK(cudaEventCreate(&rk.start));
         CHECK(cudaEventCreate(&rk.stop));
-    }
-    return ranks;
-}
-
-// Buffers for the largest case on every GPU, if they fit with room left for NCCL (and the sampled checks);
-// exits when they do not.
-void allocate_buffers(std::vector<Rank>& ranks, const RunInfo& info) {
-    const std::uint64_t need = info.send_buffer_bytes + info.recv_buffer_bytes;
-    for (Rank& rk : ranks) {
-        CHECK(cudaSetDevice(rk.device));
         std::size_t free_bytes = 0, total_bytes = 0;
         CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
         if (need + kHeadroomBytes > free_bytes)
@@ -633,20 +580,8 @@ void allocate_buffers(std::vector<Rank>& ranks, const RunInfo& info) {
                         " MiB free; choose smaller sizes (nothing was run)");
         CHECK(cudaMalloc(&rk.send, std::size_t(info.send_buffer_bytes)));
         CHECK(cudaMalloc(&rk.recv, std::size_t(info.recv_buffer_bytes)));
-    }
-}
-
-void close_ranks(std::vector<Rank>& ranks) {
-    for (Rank& rk : ranks) {
-        CHECK(cudaSetDevice(rk.device));
-        CHECK(cudaStreamSynchronize(rk.stream));
-        CHECK(ncclCommDestroy(rk.comm));
-        CHECK(cudaEventDestroy(rk.start));
-        CHECK(cudaEventDestroy(rk.stop));
-        CHECK(cudaStreamDestroy(rk.stream));
-        CHECK(cudaFree(rk.send));
-        CHECK(cudaFree(rk.recv));
-    }
+    });
+    return ranks;
 }
 
 int run(const Options& o, RunInfo& info) {
@@ -654,7 +589,6 @@ int run(const Options& o, RunInfo& info) {
     const bool progress = g_world_rank == 0 && (o.verbose || isatty(fileno(stderr)) != 0);
     if (progress) std::fprintf(stderr, "%s: making the NCCL communicators of %d rank(s)\n", g_program, g_world_size);
     std::vector<Rank> ranks = open_ranks(info);
-    allocate_buffers(ranks, info);
     for (Case& c : cases) {  // pass 1: verify every case
         verify_case(c, ranks, info.seed);
         if (progress)
@@ -666,9 +600,17 @@ int run(const Options& o, RunInfo& info) {
         if (progress)
             std::fprintf(stderr, "%s: %s %s: median %.2f us, algbw %.2f GB/s, busbw %.2f GB/s%s\n", g_program,
                          op_name(c.op), size_text(c.bytes).c_str(), c.t.s.median_s * 1e6, c.algbw, c.busbw,
-                         c.t.host_kept_ahead ? "" : " (the host fell behind the lead kernel: launch gaps possible)");
+                         fell_behind(c.t.host_kept_ahead));
     }
-    close_ranks(ranks);
+    on_each(ranks, [](Rank& rk) {
+        CHECK(cudaStreamSynchronize(rk.stream));
+        CHECK(ncclCommDestroy(rk.comm));
+        CHECK(cudaEventDestroy(rk.start));
+        CHECK(cudaEventDestroy(rk.stop));
+        CHECK(cudaStreamDestroy(rk.stream));
+        CHECK(cudaFree(rk.send));
+        CHECK(cudaFree(rk.recv));
+    });
     return g_world_rank == 0 ? report(o, info, cases) : 0;  // rank 0 reports for the world
 }
 
