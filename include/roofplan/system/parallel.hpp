@@ -74,6 +74,32 @@ inline CollectivePlace placement(const System& s, const ParallelRequest& r) {
     return {first_gpus(s, per_node), nodes, r.single_flow};
 }
 
+/// The input of each GPU of a data-parallel step (system/input.hpp): the copy of its batch over its host link
+/// before the forward, the pipeline on its share of the host's cores beside the step; and one GPU's step alone
+/// (`gpu_step_s`) with the same input, its pipeline on every core of the node.
+struct ParallelInput {
+    InputEstimate input;
+    double copy_s = 0;
+    double alone_s = 0;
+};
+inline ParallelInput parallel_input(const Predictor& predictor, const PredictRequest& request, const System& s,
+                                    const ParallelRequest& pr, double gpu_step_s) {
+    ParallelInput out;
+    const double cores = s.cpu.cores() > 0 ? static_cast<double>(s.cpu.cores()) / s.gpus_per_node : 0.0;
+    out.input = estimate_input(predictor.model(), request.batch, request.mode, pr.input, cores);
+    if (out.input.batch_bytes > 0) {
+        const HostLink& h = s.host.front();
+        out.copy_s = out.input.batch_bytes / (h.gb_s * 1e9 * pr.links.eff(h.kind)) + pr.links.latency(h.kind);
+    }
+    out.alone_s = gpu_step_s;
+    if (pr.input.source != InputSource::synthetic) {
+        const InputEstimate one = estimate_input(predictor.model(), request.batch, request.mode, pr.input,
+                                                 static_cast<double>(s.cpu.cores()));
+        out.alone_s = std::max(gpu_step_s + out.copy_s, one.pipeline_s);
+    }
+    return out;
+}
+
 /// Predicts data-parallel training: every GPU runs the per-GPU batch of `request`; gradients (FP32, 4 bytes per
 /// parameter, as DDP reduces the FP32 master gradients under AMP too) are all-reduced.
 ///
@@ -135,15 +161,9 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
         comm = collective(Collective::broadcast) + collective(Collective::reduce);
         step = fwd + bwd + comm + opt;
     }
-    // The input: each GPU copies its batch over its host link before the forward;
-    // the pipeline (its share of the host's cores) runs beside the step.
-    const double cores = s.cpu.cores() > 0 ? static_cast<double>(s.cpu.cores()) / s.gpus_per_node : 0.0;
-    out.input = estimate_input(predictor.model(), request.batch, request.mode, pr.input, cores);
-    if (out.input.batch_bytes > 0) {
-        const HostLink& h = s.host.front();
-        out.input_copy_time = units::in_seconds(out.input.batch_bytes / (h.gb_s * 1e9 * pr.links.eff(h.kind)) +
-                                                pr.links.latency(h.kind));
-    }
+    const ParallelInput in = parallel_input(predictor, request, s, pr, g.step_time.value());
+    out.input = in.input;
+    out.input_copy_time = units::in_seconds(in.copy_s);
     step += out.input_copy_time.value();
     fwd += out.input_copy_time.value();
     out.compute_time = units::in_seconds(fwd + bwd + opt);
@@ -157,15 +177,8 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
     out.comm_fraction = out.exposed_comm.value() / step;
     out.comm_hidden = out.exposed_comm.value() <= 1e-3 * step;
     out.throughput_samples_per_s = static_cast<double>(request.batch) * pr.gpus / step;
-    // One GPU alone: the same step with its input, the pipeline on every core of the node.
-    double alone = g.step_time.value();
-    if (pr.input.source != InputSource::synthetic) {
-        const InputEstimate one = estimate_input(predictor.model(), request.batch, request.mode, pr.input,
-                                                 static_cast<double>(s.cpu.cores()));
-        alone = std::max(alone + out.input_copy_time.value(), one.pipeline_s);
-    }
     out.alone_samples_per_s = pr.input.source == InputSource::synthetic ? g.throughput_samples_per_s
-                                                                        : static_cast<double>(request.batch) / alone;
+                                                                        : static_cast<double>(request.batch) / in.alone_s;
     out.scaling_efficiency = out.throughput_samples_per_s / (pr.gpus * out.alone_samples_per_s);
     return out;
 }
