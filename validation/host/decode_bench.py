@@ -130,6 +130,7 @@ def worker_round(paths, transform, workers, seed, pool):
 
 
 def cpu_model():
+    """The CPU's name (as validation/e2e/rp_common.py's, which imports torch: this script needs only Pillow)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:

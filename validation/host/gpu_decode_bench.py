@@ -53,22 +53,14 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from rp_common import cpu_model  # noqa: E402  (the provenance helpers of the framework scripts)
 try:  # the same JPEGs as the CPU benchmark (it needs NumPy and Pillow)
-    from decode_bench import cpu_model, make_images  # noqa: E402  (same folder)
+    from decode_bench import make_images  # noqa: E402  (same folder)
     DECODE_BENCH_ERROR = None
 except Exception as _e:  # recorded in the report, which then says "unavailable"
     make_images = None
     DECODE_BENCH_ERROR = f"{_e.__class__.__name__}: {_e}"
-
-    def cpu_model():
-        try:
-            with open("/proc/cpuinfo") as f:
-                for line in f:
-                    if line.startswith("model name"):
-                        return line.split(":", 1)[1].strip()
-        except OSError:
-            pass
-        return platform.processor() or "unknown"
 
 SIZE = 224
 MEAN = (0.485, 0.456, 0.406)

@@ -405,6 +405,30 @@ def scale(rec, factor, unit):
 
 
 # ----------------------------------------------------------------------------------------------------------------
+def gpu_provenance(dev, smi, dropped, git_sha):
+    """The provenance block of a power report: the GPU, driver, software, limits and clocks at the start (queried,
+    never set), and the run (date, host, command, git sha).  duty_bench.py writes the same."""
+    return {
+        "device": torch.cuda.get_device_name(0),
+        "sm_count": dev.multi_processor_count,
+        "gpu_memory_bytes": dev.total_memory,
+        "driver_version": smi.get("driver_version"),
+        "cuda_runtime": torch.version.cuda,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "power_limit_w": smi.get("power.limit"),
+        "enforced_power_limit_w": smi.get("enforced.power.limit"),
+        "max_sm_clock_mhz": smi.get("clocks.max.sm"),
+        "nvidia_smi_at_start": smi,
+        "nvidia_smi_fields_dropped_at_start": dropped,
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "hostname": socket.gethostname(),
+        "command_line": [sys.executable] + sys.argv,
+        "git_sha": git_sha,
+        "clocks_changed": False,
+    }
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", required=True, help="report path")
@@ -545,25 +569,7 @@ def main():
     report = {
         "tool": TOOL,
         "schema": SCHEMA,
-        "provenance": {
-            "device": torch.cuda.get_device_name(0),
-            "sm_count": dev.multi_processor_count,
-            "gpu_memory_bytes": dev.total_memory,
-            "driver_version": smi.get("driver_version"),
-            "cuda_runtime": torch.version.cuda,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-            "power_limit_w": smi.get("power.limit"),
-            "enforced_power_limit_w": smi.get("enforced.power.limit"),
-            "max_sm_clock_mhz": smi.get("clocks.max.sm"),
-            "nvidia_smi_at_start": smi,
-            "nvidia_smi_fields_dropped_at_start": prov_dropped,
-            "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "hostname": socket.gethostname(),
-            "command_line": [sys.executable] + sys.argv,
-            "git_sha": args.git_sha,
-            "clocks_changed": False,
-        },
+        "provenance": gpu_provenance(dev, smi, prov_dropped, args.git_sha),
         "sampler": {
             "command": sampler.cmd,
             "fields_used": fields,

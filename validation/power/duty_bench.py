@@ -31,14 +31,13 @@ import argparse
 import datetime
 import json
 import os
-import platform
-import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clock_bench import (EVENT_REASON_BITS, EVENT_REASON_SOURCE, PROVENANCE_FIELDS, Sampler,  # noqa: E402
-                         check_gemm, parse_samples, rel_err, smi_query, stats, summarize_window, supported_fields)
+                         check_gemm, gpu_provenance, parse_samples, rel_err, smi_query, stats, summarize_window,
+                         supported_fields)
 
 SCHEMA = 1
 TOOL = "roofplan-duty-bench"
@@ -383,25 +382,7 @@ def main():
     report = {
         "tool": TOOL,
         "schema": SCHEMA,
-        "provenance": {
-            "device": torch.cuda.get_device_name(0),
-            "sm_count": dev.multi_processor_count,
-            "gpu_memory_bytes": dev.total_memory,
-            "driver_version": smi.get("driver_version"),
-            "cuda_runtime": torch.version.cuda,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-            "power_limit_w": smi.get("power.limit"),
-            "enforced_power_limit_w": smi.get("enforced.power.limit"),
-            "max_sm_clock_mhz": smi.get("clocks.max.sm"),
-            "nvidia_smi_at_start": smi,
-            "nvidia_smi_fields_dropped_at_start": prov_dropped,
-            "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "hostname": socket.gethostname(),
-            "command_line": [sys.executable] + sys.argv,
-            "git_sha": args.git_sha,
-            "clocks_changed": False,
-        },
+        "provenance": gpu_provenance(dev, smi, prov_dropped, args.git_sha),
         "sampler": {
             "command": sampler.cmd, "fields_used": fields, "fields_dropped": dropped,
             "period_ms": args.period_ms, "samples": len(samples), "lines": len(sampler.lines), "exit_code": rc,

@@ -262,11 +262,10 @@ private:
         constexpr std::int64_t top = std::numeric_limits<std::int64_t>::max();
         if (x.max_per_sample > 0 && batch > (top - x.max_fixed) / x.max_per_sample) return false;
         if (x.max_tensor_per_sample > 0 && batch > (top - x.max_tensor_fixed) / x.max_tensor_per_sample) return false;
-        using wide = std::int64_t;
         const auto value = [&](std::int64_t fixed, std::int64_t per_sample) { return fixed + per_sample * batch; };
         const auto line = [&](std::uint32_t l) { return value(x.lines[l].fixed, x.lines[l].per_sample); };
         const auto total = [&](const ExactIndex::Totals& t) {
-            wide sum = 0;
+            std::int64_t sum = 0;
             for (std::size_t c = 0; c < category_count; ++c) sum += value(t.fixed[c], t.per_sample[c]);
             return sum;
         };
@@ -276,18 +275,18 @@ private:
                     if (line(l) > limit) return false;
         // The measured step's peak: the first allocation reaching the largest total above the step's start.  A
         // block whose bound is below a total some line reaches cannot hold it.
-        const wide start = total(x.measured_start);
-        wide floor = start;
+        const std::int64_t start = total(x.measured_start);
+        std::int64_t floor = start;
         for (std::size_t j = x.measured_block; j < x.blocks.size(); ++j)
             floor = std::max({floor, line(x.blocks[j].at_max_fixed), line(x.blocks[j].at_max_per_sample)});
-        wide best = start;
+        std::int64_t best = start;
         std::size_t best_block = x.blocks.size();
         std::uint32_t best_line = 0;
         for (std::size_t j = x.measured_block; j < x.blocks.size(); ++j) {
             const ExactIndex::Block& k = x.blocks[j];
             if (value(k.max_fixed, k.max_per_sample) < floor) continue;
             for (std::uint32_t l = k.lines_begin; l < k.lines_end; ++l)
-                if (const wide v = line(l); v > best) best = v, best_block = j, best_line = l;
+                if (const std::int64_t v = line(l); v > best) best = v, best_block = j, best_line = l;
         }
         const auto bytes = [&](const ExactIndex::Totals& t, std::size_t c) {
             return value(t.fixed[c], t.per_sample[c]);

@@ -18,6 +18,7 @@
 #include <roofplan/enum_names.hpp>
 #include <roofplan/model/model.hpp>
 #include <roofplan/runtime/lowering.hpp>
+#include <roofplan/system/systems.hpp>
 
 #include <algorithm>
 #include <array>
@@ -157,8 +158,7 @@ struct CopyLink {
     double latency_s = 0;
 };
 inline CopyLink pcie_link(const Device& d, double efficiency, double latency_s) {
-    const double per_lane_gb_s = d.pcie.generation >= 5 ? 63.0 / 16 : d.pcie.generation == 4 ? 31.5 / 16 : 15.75 / 16;
-    return {per_lane_gb_s * d.pcie.lanes * 1e9 * efficiency, latency_s};
+    return {detail::pcie_x16_gb_s(d.pcie.generation) / 16 * d.pcie.lanes * 1e9 * efficiency, latency_s};
 }
 
 /// One GPU's prediction with its input: the copy of a batch prepared or decoded on the host (before the forward,
