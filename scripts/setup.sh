@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build libeigen3-dev doctest-dev libboost-dev libcli11-dev nlohmann-json3-dev
           libbenchmark-dev python3-torch python3-torchvision python3-pil python3-numpy librsvg2-bin libopenmpi-dev
-          libonnx-dev libprotobuf-dev python3-onnx clang libclang-rt-14-dev)
+          libonnx-dev libprotobuf-dev python3-onnx clang libclang-rt-14-dev python3-dev pybind11-dev python3-pytest)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

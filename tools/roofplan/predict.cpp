@@ -2,7 +2,7 @@
 // (--system): throughput, step time, bounds, memory, energy.
 #include "breakdown_svg.hpp"
 #include "commands.hpp"
-#include "predict_options.hpp"
+#include "predict_single.hpp"
 
 #include <roofplan/system/parallel.hpp>
 
@@ -26,13 +26,6 @@ struct SystemOptions {
     double dataset = 0;
     double epochs = 0;
     double price = 0;
-};
-
-/// Where the batches come from (system/input.hpp): one GPU, and every GPU of a system.
-struct InputOptions {
-    std::string source;          ///< empty: synthetic
-    int workers = 0;             ///< data-loader workers per GPU; 0: the GPU's share of the system's cores
-    double decode_rate = 0;      ///< images/s per core; 0: the measured default
 };
 
 /// The input request of the options for `device`.
@@ -200,6 +193,8 @@ void print_memory(const Prediction& p) {
               << gib(m.workspaces.value()) << "\n";
 }
 
+}  // namespace
+
 json prediction_json(const Resolved& r, const Prediction& p) {
     json out = {{"model", r.model_id()},
                 {"device", r.device.id.view()},
@@ -240,6 +235,25 @@ json prediction_json(const Resolved& r, const Prediction& p) {
     add_execution_json(p, r.model(), r.profile, out);
     return out;
 }
+
+Prediction predict_single(const Resolved& r, const PredictOptions& o, const InputOptions& io) {
+    return predict_single(Predictor(r.model()), r, o, io);
+}
+
+Prediction predict_single(const Predictor& predictor, const Resolved& r, const PredictOptions& o,
+                          const InputOptions& io) {
+    Prediction p = predictor(r.device, r.profile, r.request);
+    const InputRequest in = input_request(io, r.device);
+    if (in.source == InputSource::cpu_decode && in.workers == 0)
+        fail("--input-source cpu-decode on one GPU needs --loader-workers (the data loader's worker processes; on a "
+             "--system they default to the GPU's share of the host's cores)");
+    const LinkParameters links = profile_links(o.profile);
+    with_input(p, estimate_input(r.model(), r.request.batch, r.request.mode, in, 0),
+               pcie_link(r.device, links.eff(LinkKind::pcie), links.latency(LinkKind::pcie)));
+    return p;
+}
+
+namespace {
 
 /// The execution model's summary lines (kernel-level runtimes), and the fallbacks the runtime took.
 void print_execution(const Prediction& p, const EfficiencyProfile& profile) {
@@ -288,14 +302,7 @@ void print_summary(const Resolved& r, const Prediction& p) {
 
 int run_predict(const PredictOptions& o, const InputOptions& io) {
     const Resolved r = resolve(o);
-    Prediction p = Predictor(r.model())(r.device, r.profile, r.request);
-    const InputRequest in = input_request(io, r.device);
-    if (in.source == InputSource::cpu_decode && in.workers == 0)
-        fail("--input-source cpu-decode on one GPU needs --loader-workers (the data loader's worker processes; on a "
-             "--system they default to the GPU's share of the host's cores)");
-    const LinkParameters links = profile_links(o.profile);
-    with_input(p, estimate_input(r.model(), r.request.batch, r.request.mode, in, 0),
-               pcie_link(r.device, links.eff(LinkKind::pcie), links.latency(LinkKind::pcie)));
+    const Prediction p = predict_single(r, o, io);
     if (!o.svg.empty()) write_breakdown_svg(o.svg, r.model(), r.device, p, r.model_id(), o.top);
     const Table layers = layer_table(r, p);
     if (print_machine(o.json, o.csv, layers, [&] { return prediction_json(r, p); })) return 0;

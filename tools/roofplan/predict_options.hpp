@@ -88,10 +88,11 @@ struct Resolved {
     [[nodiscard]] const std::string& model_id() const { return loaded->id; }
 };
 
-inline Resolved resolve(const PredictOptions& o) {
+/// The options resolved for `loaded` (a model the caller holds: the Python package's models; `o.source` unused).
+inline Resolved resolve(const PredictOptions& o, const io::LoadedModel& loaded) {
     if (o.device.empty()) fail("give --device D (or --system S, whose GPU is used)");
     const DeviceCatalog catalog = o.devices.catalog();
-    Resolved r{&cached_model(o.source), catalog.find(o.device), {}, {}};
+    Resolved r{&loaded, catalog.find(o.device), {}, {}};
     r.profile = o.profile.empty() ? default_profile(r.device) : io::load_profile(o.profile, r.device);
     r.request.mode = parse_mode(o.mode);
     r.request.precision = parse_precision(o.precision);
@@ -119,5 +120,8 @@ inline Resolved resolve(const PredictOptions& o) {
     }
     return r;
 }
+
+/// The options resolved, the model loaded from `o.source` (once per process and source).
+inline Resolved resolve(const PredictOptions& o) { return resolve(o, cached_model(o.source)); }
 
 }  // namespace roofplan::cli

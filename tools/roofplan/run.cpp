@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <initializer_list>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -22,10 +21,7 @@ int run(int argc, const char* const* argv, std::function<bool(const CLI::App&)> 
     app.require_subcommand(1);
     Session session;
     session.may_run = std::move(may_run);
-    const std::initializer_list<const Command*> commands{
-        &models_command,     &inspect_command,  &devices_command,   &predict_command, &systems_command,
-        &collective_command, &roofline_command, &compare_command,   &scaling_command, &calibrate_command,
-        &validate_command,   &explain_command,  &plan_command};
+    const auto& commands = all_commands;
     // The top-level app has flags only (--help, --version), so the first argument that is not an option names the
     // subcommand.  Only that one gets its options: adding a CLI11 option checks it against every option already
     // there, and adding all thirteen commands' options costs more than most commands' work (the fuzz target of the
