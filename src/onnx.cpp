@@ -386,135 +386,189 @@ private:
         return out;
     }
 
+    /// Integer tensors known at import time, by name.
+    using KnownInts = std::unordered_map<std::string, IntTensor>;
+
+    /// What evaluating one node of shape arithmetic gives: its value, or none (the node stays as it is); `stop`
+    /// where the arithmetic would overflow, divide by zero or index out of range: folding ends for this round.
+    struct Folded {
+        std::optional<IntTensor> value;
+        bool stop = false;
+    };
+
+    /// values[start:end] as a 1-D tensor, by ONNX's rule for Shape and Slice: a negative index counts from the end,
+    /// and both are clamped to [0, size].
+    static IntTensor slice_1d(const Dims& values, std::int64_t start, std::int64_t end) {
+        const auto size = static_cast<std::int64_t>(values.size());
+        const auto clamp = [size](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + size : i, 0, size); };
+        start = clamp(start);
+        end = clamp(end);
+        IntTensor t{{std::max<std::int64_t>(0, end - start)}, {}};
+        for (std::int64_t i = start; i < end; ++i) t.values.push_back(values[static_cast<std::size_t>(i)]);
+        return t;
+    }
+
+    /// The value of a Constant node's integer tensor, if it has one.
+    static std::optional<IntTensor> constant_value(const onnx::NodeProto& n) {
+        std::optional<IntTensor> value;
+        for (const auto& a : n.attribute()) {
+            if (a.name() == "value" && a.has_t()) value = int_tensor(a.t());
+            if (a.name() == "value_int") value = IntTensor{{}, {a.i()}};
+            if (a.name() == "value_ints") value = IntTensor{{a.ints_size()}, {a.ints().begin(), a.ints().end()}};
+        }
+        return value;
+    }
+
+    /// A Shape node's value (its start to end part), when its input's shape is fully known.
+    std::optional<IntTensor> shape_value(const onnx::NodeProto& n) const {
+        const auto it = shapes_.find(n.input(0));
+        if (it == shapes_.end() || std::any_of(it->second.begin(), it->second.end(), [](std::int64_t d) { return d < 0; }))
+            return std::nullopt;
+        const auto rank = static_cast<std::int64_t>(it->second.size());
+        return slice_1d(it->second, attr_int(n, "start", 0), attr_int(n, "end", rank));
+    }
+
+    /// The values of a node's inputs, when every one is known (an empty, optional input: null) and the first is given.
+    static std::optional<std::vector<const IntTensor*>> known_inputs(const onnx::NodeProto& n, const KnownInts& known) {
+        std::vector<const IntTensor*> in;
+        bool all = n.input_size() > 0;
+        for (const auto& name : n.input()) {
+            const auto it = name.empty() ? known.end() : known.find(name);
+            const IntTensor* v = it == known.end() ? nullptr : &it->second;
+            all = all && (v != nullptr || name.empty());
+            in.push_back(v);
+        }
+        if (!all || !in[0]) return std::nullopt;
+        return in;
+    }
+
+    /// Gather along axis 0 of a 1-D tensor (PyTorch's `x.shape[i]`).
+    Folded gather_value(const onnx::NodeProto& n, const std::vector<const IntTensor*>& in) const {
+        if (in.size() != 2 || !in[1] || in[0]->shape.size() != 1 || attr_int(n, "axis", 0) != 0) return {};
+        IntTensor t{in[1]->shape, {}};
+        const auto size = static_cast<std::int64_t>(in[0]->values.size());
+        for (std::int64_t i : in[1]->values) {
+            if (i < -size || i >= size) return {.value = std::nullopt, .stop = true};
+            t.values.push_back(in[0]->values[static_cast<std::size_t>(i < 0 ? i + size : i)]);
+        }
+        return {t};
+    }
+
+    /// Unsqueeze, Squeeze, an integer Cast or Identity: the same values, perhaps in another shape.
+    std::optional<IntTensor> reshaped_value(const onnx::NodeProto& n, const std::vector<const IntTensor*>& in) const {
+        const std::string& op = n.op_type();
+        if (op == "Cast" && attr_int(n, "to", 0) != onnx::TensorProto::INT64 &&
+            attr_int(n, "to", 0) != onnx::TensorProto::INT32)
+            return std::nullopt;
+        const auto count = static_cast<std::int64_t>(in[0]->values.size());
+        if (op == "Unsqueeze") {
+            if (in[0]->shape.empty()) return IntTensor{{1}, in[0]->values};
+            if (in[0]->shape.size() == 1 && in.size() == 2 && in[1] && in[1]->values == std::vector<std::int64_t>{0})
+                return IntTensor{{1, count}, in[0]->values};
+            return std::nullopt;
+        }
+        if (op == "Squeeze") {
+            if (count != 1) return std::nullopt;
+            return IntTensor{{}, in[0]->values};
+        }
+        return *in[0];
+    }
+
+    /// Concat along axis 0 of scalars and 1-D tensors.
+    std::optional<IntTensor> concat_value(const onnx::NodeProto& n, const std::vector<const IntTensor*>& in) const {
+        if (attr_int(n, "axis", 0) != 0) return std::nullopt;
+        IntTensor t{{0}, {}};
+        bool ok = true;
+        for (const IntTensor* v : in) {
+            ok = ok && v && v->shape.size() <= 1;
+            if (ok) t.values.insert(t.values.end(), v->values.begin(), v->values.end());
+        }
+        if (!ok) return std::nullopt;
+        t.shape[0] = static_cast<std::int64_t>(t.values.size());
+        return t;
+    }
+
+    /// Add, Sub, Mul or Div of two tensors of one size, or of a tensor and a one-element tensor.
+    static Folded arithmetic_value(const std::string& op, const std::vector<const IntTensor*>& in) {
+        if (in.size() != 2 || !in[1]) return {};
+        const IntTensor& a = *in[0];
+        const IntTensor& b = *in[1];
+        if (a.values.size() != b.values.size() && a.values.size() != 1 && b.values.size() != 1) return {};
+        IntTensor t{a.values.size() >= b.values.size() ? a.shape : b.shape, {}};
+        const std::size_t count = std::max(a.values.size(), b.values.size());
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::int64_t x = a.values[a.values.size() == 1 ? 0 : i];
+            const std::int64_t y = b.values[b.values.size() == 1 ? 0 : i];
+            if (std::max(std::abs(x), std::abs(y)) > max_dimension) return {.value = std::nullopt, .stop = true};
+            if (op == "Div" && y == 0) return {.value = std::nullopt, .stop = true};
+            t.values.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
+        }
+        return {t};
+    }
+
+    /// Slice of a 1-D tensor with one start and one end (axis 0, step 1).
+    static std::optional<IntTensor> slice_value(const std::vector<const IntTensor*>& in) {
+        if (!(in.size() >= 3 && in[1] && in[2] && in[0]->shape.size() == 1 && in[1]->values.size() == 1 &&
+              in[2]->values.size() == 1 && (in.size() < 4 || !in[3] || in[3]->values == std::vector<std::int64_t>{0}) &&
+              (in.size() < 5 || !in[4] || in[4]->values == std::vector<std::int64_t>{1})))
+            return std::nullopt;
+        return slice_1d(in[0]->values, in[1]->values[0], in[2]->values[0]);
+    }
+
+    /// One node of shape arithmetic whose inputs are known (a Shape node aside).
+    Folded fold_node(const onnx::NodeProto& n, const std::vector<const IntTensor*>& in) const {
+        const std::string& op = n.op_type();
+        if (op == "Gather") return gather_value(n, in);
+        if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity") return {reshaped_value(n, in)};
+        if (op == "Concat") return {concat_value(n, in)};
+        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic_value(op, in);
+        if (op == "Slice") return {slice_value(in)};
+        return {};
+    }
+
+    /// Replaces a node by a Constant holding `value` (its name and output kept).
+    static void replace_by_constant(onnx::NodeProto& n, const IntTensor& value) {
+        const std::string output = n.output(0), name = n.name();
+        n.Clear();
+        n.set_op_type("Constant");
+        n.set_name(name);
+        n.add_output(output);
+        auto* a = n.add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        auto* t = a->mutable_t();
+        t->set_data_type(onnx::TensorProto::INT64);
+        for (std::int64_t d : value.shape) t->add_dims(d);
+        for (std::int64_t v : value.values) t->add_int64_data(v);
+    }
+
     /// Evaluates integer shape arithmetic whose inputs are known and replaces those nodes by Constants.
     /// Returns whether anything was replaced.
     bool fold_shape_arithmetic() {
         onnx::GraphProto& g = *proto_.mutable_graph();
         shapes_.clear();
         collect_shapes(g);
-        std::unordered_map<std::string, IntTensor> known;
+        KnownInts known;
         for (const auto& t : g.initializer())
             if (auto v = int_tensor(t)) known[t.name()] = *v;
-        auto get = [&](const std::string& name) -> const IntTensor* {
-            const auto it = known.find(name);
-            return it == known.end() ? nullptr : &it->second;
-        };
-        auto clamp = [](std::int64_t i, std::int64_t size) {
-            if (i < 0) i += size;
-            return std::clamp<std::int64_t>(i, 0, size);
-        };
         bool changed = false;
         for (auto& n : *g.mutable_node()) {
             if (n.output_size() != 1) continue;
-            const std::string& op = n.op_type();
-            std::optional<IntTensor> value;
-            if (op == "Constant") {
-                for (const auto& a : n.attribute()) {
-                    if (a.name() == "value" && a.has_t()) value = int_tensor(a.t());
-                    if (a.name() == "value_int") value = IntTensor{{}, {a.i()}};
-                    if (a.name() == "value_ints") value = IntTensor{{a.ints_size()}, {a.ints().begin(), a.ints().end()}};
-                }
-                if (value) known[n.output(0)] = *value;
+            if (n.op_type() == "Constant") {
+                if (const auto constant = constant_value(n)) known[n.output(0)] = *constant;
                 continue;
             }
-            if (op == "Shape" && n.input_size() == 1) {
-                const auto it = shapes_.find(n.input(0));
-                if (it == shapes_.end() || std::any_of(it->second.begin(), it->second.end(), [](std::int64_t d) { return d < 0; }))
-                    continue;
-                const auto rank = static_cast<std::int64_t>(it->second.size());
-                const std::int64_t start = clamp(attr_int(n, "start", 0), rank);
-                const std::int64_t end = clamp(attr_int(n, "end", rank), rank);
-                IntTensor t{{std::max<std::int64_t>(0, end - start)}, {}};
-                for (std::int64_t i = start; i < end; ++i) t.values.push_back(it->second[static_cast<std::size_t>(i)]);
-                value = t;
-            } else {
-                std::vector<const IntTensor*> in;
-                bool all = n.input_size() > 0;
-                for (const auto& name : n.input()) {
-                    const IntTensor* v = name.empty() ? nullptr : get(name);
-                    all = all && (v != nullptr || name.empty());
-                    in.push_back(v);
-                }
-                if (!all || !in[0]) continue;
-                if (op == "Gather" && in.size() == 2 && in[1] && in[0]->shape.size() == 1 && attr_int(n, "axis", 0) == 0) {
-                    IntTensor t{in[1]->shape, {}};
-                    const auto size = static_cast<std::int64_t>(in[0]->values.size());
-                    for (std::int64_t i : in[1]->values) {
-                        if (i < -size || i >= size) return changed;
-                        t.values.push_back(in[0]->values[static_cast<std::size_t>(i < 0 ? i + size : i)]);
-                    }
-                    value = t;
-                } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity") {
-                    if (op == "Cast" && attr_int(n, "to", 0) != onnx::TensorProto::INT64 &&
-                        attr_int(n, "to", 0) != onnx::TensorProto::INT32)
-                        continue;
-                    const auto count = static_cast<std::int64_t>(in[0]->values.size());
-                    if (op == "Unsqueeze") {
-                        if (in[0]->shape.empty()) value = IntTensor{{1}, in[0]->values};
-                        else if (in[0]->shape.size() == 1 && in.size() == 2 && in[1] &&
-                                 in[1]->values == std::vector<std::int64_t>{0})
-                            value = IntTensor{{1, count}, in[0]->values};
-                        else continue;
-                    } else if (op == "Squeeze") {
-                        if (count != 1) continue;
-                        value = IntTensor{{}, in[0]->values};
-                    } else {
-                        value = *in[0];
-                    }
-                } else if (op == "Concat" && attr_int(n, "axis", 0) == 0) {
-                    IntTensor t{{0}, {}};
-                    bool ok = true;
-                    for (const IntTensor* v : in) {
-                        ok = ok && v && v->shape.size() <= 1;
-                        if (ok) t.values.insert(t.values.end(), v->values.begin(), v->values.end());
-                    }
-                    if (!ok) continue;
-                    t.shape[0] = static_cast<std::int64_t>(t.values.size());
-                    value = t;
-                } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && in.size() == 2 && in[1]) {
-                    const IntTensor& a = *in[0];
-                    const IntTensor& b = *in[1];
-                    if (a.values.size() != b.values.size() && a.values.size() != 1 && b.values.size() != 1) continue;
-                    IntTensor t{a.values.size() >= b.values.size() ? a.shape : b.shape, {}};
-                    const std::size_t count = std::max(a.values.size(), b.values.size());
-                    for (std::size_t i = 0; i < count; ++i) {
-                        const std::int64_t x = a.values[a.values.size() == 1 ? 0 : i];
-                        const std::int64_t y = b.values[b.values.size() == 1 ? 0 : i];
-                        if (std::max(std::abs(x), std::abs(y)) > max_dimension) return changed;
-                        if (op == "Div" && y == 0) return changed;
-                        t.values.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
-                    }
-                    value = t;
-                } else if (op == "Slice" && in.size() >= 3 && in[1] && in[2] && in[0]->shape.size() == 1 &&
-                           in[1]->values.size() == 1 && in[2]->values.size() == 1 &&
-                           (in.size() < 4 || !in[3] || in[3]->values == std::vector<std::int64_t>{0}) &&
-                           (in.size() < 5 || !in[4] || in[4]->values == std::vector<std::int64_t>{1})) {
-                    const auto size = static_cast<std::int64_t>(in[0]->values.size());
-                    const std::int64_t start = clamp(in[1]->values[0], size);
-                    const std::int64_t end = clamp(in[2]->values[0], size);
-                    IntTensor t{{std::max<std::int64_t>(0, end - start)}, {}};
-                    for (std::int64_t i = start; i < end; ++i) t.values.push_back(in[0]->values[static_cast<std::size_t>(i)]);
-                    value = t;
-                }
-            }
-            if (!value) continue;
+            Folded folded;
+            if (n.op_type() == "Shape" && n.input_size() == 1) folded.value = shape_value(n);
+            else if (const auto in = known_inputs(n, known)) folded = fold_node(n, *in);
+            if (folded.stop) return changed;
+            if (!folded.value) continue;
+            const IntTensor& value = *folded.value;
             std::int64_t elements = 1;
-            for (std::int64_t d : value->shape) elements *= d;
-            if (elements != static_cast<std::int64_t>(value->values.size())) continue;
-            known[n.output(0)] = *value;
-            // Replace the node by a Constant holding the value.
-            const std::string output = n.output(0), name = n.name();
-            n.Clear();
-            n.set_op_type("Constant");
-            n.set_name(name);
-            n.add_output(output);
-            auto* a = n.add_attribute();
-            a->set_name("value");
-            a->set_type(onnx::AttributeProto::TENSOR);
-            auto* t = a->mutable_t();
-            t->set_data_type(onnx::TensorProto::INT64);
-            for (std::int64_t d : value->shape) t->add_dims(d);
-            for (std::int64_t v : value->values) t->add_int64_data(v);
+            for (std::int64_t d : value.shape) elements *= d;
+            if (elements != static_cast<std::int64_t>(value.values.size())) continue;
+            known[n.output(0)] = value;
+            replace_by_constant(n, value);
             changed = true;
         }
         return changed;
@@ -822,6 +876,15 @@ private:
         add(n, layer, x[0]);
     }
 
+    void global_pool(const onnx::NodeProto& n) {
+        const Dims& x = dims(n.input(0), n);
+        if (x.size() != 4) return unsupported(n, "only 2-D global pooling (NCHW) is supported");
+        if (n.op_type() == "GlobalMaxPool")
+            return add(n, Pool2D{{.kind = PoolKind::max, .channels = x[1], .in_height = x[2], .in_width = x[3],
+                                  .kernel = Extent2{x[2], x[3]}}}, x[0]);
+        add(n, AdaptiveAvgPool2D{{.channels = x[1], .in_height = x[2], .in_width = x[3], .output = 1}}, x[0]);
+    }
+
     /// MatMul or Gemm with a constant right operand → Linear; a sole following Add of a [N] constant is its bias.
     void linear(const onnx::NodeProto& n, const Dims& a, std::int64_t in, std::int64_t out, bool bias) {
         std::int64_t rows = product(a, 0, a.size() - 1);
@@ -915,6 +978,45 @@ private:
             batch);
     }
 
+    void activation(const onnx::NodeProto& n) {
+        const std::string& op = n.op_type();
+        const ActivationKind kind = op == "Relu" ? ActivationKind::relu : op == "Sigmoid" ? ActivationKind::sigmoid
+                                    : op == "Tanh" ? ActivationKind::tanh : ActivationKind::gelu;
+        add(n, Activation{{.kind = kind, .shape = instance(n.output(0), n)}});
+    }
+
+    /// The ratio: an attribute before opset 12, an optional input from it on; 0.5 (ONNX's default) when absent.
+    void dropout(const onnx::NodeProto& n) {
+        double ratio = 0.5;
+        if (const auto* a = attr(n, "ratio")) ratio = static_cast<double>(a->f());
+        if (n.input_size() > 1 && !n.input(1).empty())
+            if (const auto v = scalar(n.input(1))) ratio = *v;
+        if (!(ratio >= 0.0 && ratio < 1.0))
+            fail(file_, ": node '", n.name(), "' (Dropout): ratio ", std::to_string(ratio), " is outside [0, 1)");
+        add(n, Dropout{{.shape = instance(n.output(0), n), .probability = ratio}});
+    }
+
+    void concat(const onnx::NodeProto& n) {
+        if (n.input_size() < 2) {
+            ++result_.views;
+            return;
+        }
+        add(n, Concat{{.output = instance(n.output(0), n), .inputs = n.input_size()}});
+    }
+
+    /// Gather from a constant [vocabulary, width] table by data indices is an embedding lookup.
+    void gather(const onnx::NodeProto& n) {
+        if (n.input_size() != 2) fail(file_, ": node '", n.name(), "' (Gather) needs data and indices");
+        if (is_constant(n.input(0)) && !is_constant(n.input(1))) {
+            const Dims& table = dims(n.input(0), n);
+            if (table.size() != 2 || attr_int(n, "axis", 0) != 0)
+                return unsupported(n, "Gather from a constant that is not a [vocabulary, width] table");
+            return add(n, Embedding{{.vocabulary = table[0], .width = table[1],
+                                     .rows = product(dims(n.input(1), n), 0, dims(n.input(1), n).size())}});
+        }
+        ++result_.views;  // selecting from an activation (a token, a time step): a view
+    }
+
     /// x·½·(1 + erf(x/√2)) spelled as Div → Erf → Add → Mul → Mul (PyTorch's export of GELU before opset 20).
     void find_erf_gelu(const onnx::NodeProto& erf) {
         const auto p = producer_.find(erf.input(0));
@@ -945,6 +1047,13 @@ private:
         for (const auto* c : chain) absorbed_.insert(c);
         result_.fused += static_cast<std::int64_t>(chain.size());
         gelu_input_[&erf] = x;
+    }
+
+    /// An Erf counts only as the GELU that find_erf_gelu found around it.
+    void gelu_erf(const onnx::NodeProto& n) {
+        if (const auto it = gelu_input_.find(&n); it != gelu_input_.end())
+            return add(n, Activation{{.kind = ActivationKind::gelu, .shape = instance(it->second, n)}});
+        unsupported(n, "Erf outside the GELU pattern x*0.5*(1+erf(x/sqrt(2)))");
     }
 
     void build(const onnx::GraphProto& g) {
@@ -1016,62 +1125,19 @@ private:
         if (op == "GRU") return recurrent(n, 3);
         if (op == "MaxPool") return pool(n, PoolKind::max);
         if (op == "AveragePool") return pool(n, PoolKind::average);
-        if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
-            const Dims& x = dims(n.input(0), n);
-            if (x.size() != 4) return unsupported(n, "only 2-D global pooling (NCHW) is supported");
-            if (op == "GlobalMaxPool")
-                return add(n, Pool2D{{.kind = PoolKind::max, .channels = x[1], .in_height = x[2], .in_width = x[3],
-                                      .kernel = Extent2{x[2], x[3]}}}, x[0]);
-            return add(n, AdaptiveAvgPool2D{{.channels = x[1], .in_height = x[2], .in_width = x[3], .output = 1}}, x[0]);
-        }
-        if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu") {
-            const ActivationKind kind = op == "Relu" ? ActivationKind::relu : op == "Sigmoid" ? ActivationKind::sigmoid
-                                        : op == "Tanh" ? ActivationKind::tanh : ActivationKind::gelu;
-            return add(n, Activation{{.kind = kind, .shape = out_shape()}});
-        }
-        if (op == "Erf") {
-            if (const auto it = gelu_input_.find(&n); it != gelu_input_.end())
-                return add(n, Activation{{.kind = ActivationKind::gelu, .shape = instance(it->second, n)}});
-            return unsupported(n, "Erf outside the GELU pattern x*0.5*(1+erf(x/sqrt(2)))");
-        }
+        if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return global_pool(n);
+        if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu") return activation(n);
+        if (op == "Erf") return gelu_erf(n);
         if (op == "Softmax" || op == "LogSoftmax") return add(n, Softmax{{.shape = out_shape()}});
-        if (op == "Dropout") {
-            double ratio = 0.5;
-            if (const auto* a = attr(n, "ratio")) ratio = static_cast<double>(a->f());
-            if (n.input_size() > 1 && !n.input(1).empty())
-                if (const auto v = scalar(n.input(1))) ratio = *v;
-            if (!(ratio >= 0.0 && ratio < 1.0))
-                fail(file_, ": node '", n.name(), "' (Dropout): ratio ", std::to_string(ratio), " is outside [0, 1)");
-            return add(n, Dropout{{.shape = out_shape(), .probability = ratio}});
-        }
+        if (op == "Dropout") return dropout(n);
         if (op == "Add" || op == "Sub" || op == "Sum") {
             const auto inputs = std::max<std::int64_t>(2, n.input_size());
             return add(n, Add{{.shape = out_shape(), .inputs = inputs}});
         }
         if (op == "Mul" || op == "Div") return add(n, Multiply{{.shape = out_shape()}});
-        if (op == "Concat") {
-            if (n.input_size() < 2) {
-                ++result_.views;
-                return;
-            }
-            return add(n, Concat{{.output = out_shape(), .inputs = n.input_size()}});
-        }
-        if (op == "Flatten") {
-            const Shape in = instance(n.input(0), n);
-            return add(n, Flatten{{.shape = in}});
-        }
-        if (op == "Gather") {
-            if (n.input_size() != 2) fail(file_, ": node '", n.name(), "' (Gather) needs data and indices");
-            if (is_constant(n.input(0)) && !is_constant(n.input(1))) {
-                const Dims& table = dims(n.input(0), n);
-                if (table.size() != 2 || attr_int(n, "axis", 0) != 0)
-                    return unsupported(n, "Gather from a constant that is not a [vocabulary, width] table");
-                return add(n, Embedding{{.vocabulary = table[0], .width = table[1],
-                                         .rows = product(dims(n.input(1), n), 0, dims(n.input(1), n).size())}});
-            }
-            ++result_.views;  // selecting from an activation (a token, a time step): a view
-            return;
-        }
+        if (op == "Concat") return concat(n);
+        if (op == "Flatten") return add(n, Flatten{{.shape = instance(n.input(0), n)}});
+        if (op == "Gather") return gather(n);
         static const std::set<std::string, std::less<>> views{
             "Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Split", "Expand", "Cast",
             "Shape", "Size", "Constant", "ConstantOfShape"};
