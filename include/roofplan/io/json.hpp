@@ -95,6 +95,78 @@ FixedString<N> text(const json& object, std::string_view key, const std::string&
     return FixedString<N>(std::string_view(s));
 }
 
+/// A device's id: lowercase letters, digits, '-', '_' or '.'.
+inline DeviceId device_id(const json& j, const std::string& path) {
+    const DeviceId id = text<31>(j, "id", path);
+    for (char c : id.view())
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+            roofplan::detail::fail(path_of(path, "id"), ": '", id.view(),
+                                   "' must use lowercase letters, digits, '-', '_' or '.'");
+    return id;
+}
+
+/// A device's aliases (optional): as many as a Device holds, 1 to 31 printable characters each.
+inline decltype(Device::aliases) device_aliases(const json& j, const std::string& path) {
+    decltype(Device::aliases) aliases{};
+    if (!j.contains("aliases")) return aliases;
+    const json& a = j.at("aliases");
+    if (!a.is_array() || a.size() > aliases.size())
+        roofplan::detail::fail(path_of(path, "aliases"), ": expected an array of at most ",
+                               static_cast<std::int64_t>(aliases.size()), " strings");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].is_string()) roofplan::detail::fail(path_of(path, "aliases"), "[", static_cast<std::int64_t>(i), "]: expected a string");
+        const std::string s = a[i].get<std::string>();
+        if (s.empty() || s.size() > 31) roofplan::detail::fail(path_of(path, "aliases"), "[", static_cast<std::int64_t>(i), "]: 1 to 31 characters");
+        require_printable(s, path_of(path, "aliases") + "[" + std::to_string(i) + "]");
+        aliases[i] = DeviceId(std::string_view(s));
+    }
+    return aliases;
+}
+
+/// A device's architecture, by name (an unknown name's error lists the accepted ones).
+inline Architecture device_architecture(const json& j, const std::string& path) {
+    try {
+        return parse_architecture(field(j, "architecture", path).get<std::string>());
+    } catch (const nlohmann::json::exception&) {
+        roofplan::detail::fail(path_of(path, "architecture"), ": expected a string");
+    } catch (const invalid_argument& e) {
+        roofplan::detail::fail(path_of(path, "architecture"), ": ", e.what());
+    }
+}
+
+/// A device's compute capability, "major.minor" (two numbers 0 to 99), into d.cc_major and d.cc_minor.
+inline void read_compute_capability(const json& j, const std::string& path, Device& d) {
+    const auto cc = text<7>(j, "compute_capability", path);
+    const auto digits = [&](std::string_view part, int& out) {
+        const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+        return !part.empty() && ec == std::errc() && end == part.data() + part.size() && out >= 0 && out <= 99;
+    };
+    const auto dot = cc.view().find('.');
+    if (dot == std::string_view::npos || !digits(cc.view().substr(0, dot), d.cc_major) ||
+        !digits(cc.view().substr(dot + 1), d.cc_minor))
+        roofplan::detail::fail(path_of(path, "compute_capability"), ": expected \"major.minor\" (two numbers 0 to 99, "
+                               "e.g. \"9.0\"), got '", cc.view(), "'");
+}
+
+/// A device's "peak" object: fp32 is required; the other rates may be null (the device has no such unit).
+inline PeakRates peak_rates(const json& j, const std::string& path) {
+    const json& peak = field(j, "peak", path);
+    const std::string peak_path = path_of(path, "peak");
+    reject_unknown_fields(peak, peak_path,
+                          {"fp64", "fp32", "tf32_tensor", "fp16_tensor_fp16_acc", "fp16_tensor_fp32_acc", "bf16_tensor",
+                           "int8_tensor", "int8_dp4a"});
+    PeakRates rates{};
+    rates.fp64 = number(peak, "fp64", peak_path, true);
+    rates.fp32 = number(peak, "fp32", peak_path);
+    rates.tf32_tensor = number(peak, "tf32_tensor", peak_path, true);
+    rates.fp16_tensor_fp16_acc = number(peak, "fp16_tensor_fp16_acc", peak_path, true);
+    rates.fp16_tensor_fp32_acc = number(peak, "fp16_tensor_fp32_acc", peak_path, true);
+    rates.bf16_tensor = number(peak, "bf16_tensor", peak_path, true);
+    rates.int8_tensor = number(peak, "int8_tensor", peak_path, true);
+    rates.int8_dp4a = number(peak, "int8_dp4a", peak_path, true);
+    return rates;
+}
+
 }  // namespace detail
 
 /// Parses one device object; `path` is its JSON path for messages.
@@ -107,44 +179,11 @@ inline Device device_from_json(const json& j, const std::string& path = "device"
                            "memory_type", "memory_bus_bits", "bandwidth_gb_s", "l2_mib", "tdp_w", "nvlink", "pcie",
                            "sources", "notes"});
     Device d;
-    d.id = text<31>(j, "id", path);
-    for (char c : d.id.view())
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
-            roofplan::detail::fail(path_of(path, "id"), ": '", d.id.view(),
-                                   "' must use lowercase letters, digits, '-', '_' or '.'");
+    d.id = device_id(j, path);
     d.name = text<63>(j, "name", path);
-    if (j.contains("aliases")) {
-        const json& a = j.at("aliases");
-        if (!a.is_array() || a.size() > d.aliases.size())
-            roofplan::detail::fail(path_of(path, "aliases"), ": expected an array of at most ",
-                                   static_cast<std::int64_t>(d.aliases.size()), " strings");
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            if (!a[i].is_string()) roofplan::detail::fail(path_of(path, "aliases"), "[", static_cast<std::int64_t>(i), "]: expected a string");
-            const std::string s = a[i].get<std::string>();
-            if (s.empty() || s.size() > 31) roofplan::detail::fail(path_of(path, "aliases"), "[", static_cast<std::int64_t>(i), "]: 1 to 31 characters");
-            require_printable(s, path_of(path, "aliases") + "[" + std::to_string(i) + "]");
-            d.aliases[i] = DeviceId(std::string_view(s));
-        }
-    }
-    d.architecture = [&] {
-        try {
-            return parse_architecture(field(j, "architecture", path).get<std::string>());
-        } catch (const nlohmann::json::exception&) {
-            roofplan::detail::fail(path_of(path, "architecture"), ": expected a string");
-        } catch (const invalid_argument& e) {
-            roofplan::detail::fail(path_of(path, "architecture"), ": ", e.what());
-        }
-    }();
-    const auto cc = text<7>(j, "compute_capability", path);
-    const auto digits = [&](std::string_view part, int& out) {
-        const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
-        return !part.empty() && ec == std::errc() && end == part.data() + part.size() && out >= 0 && out <= 99;
-    };
-    const auto dot = cc.view().find('.');
-    if (dot == std::string_view::npos || !digits(cc.view().substr(0, dot), d.cc_major) ||
-        !digits(cc.view().substr(dot + 1), d.cc_minor))
-        roofplan::detail::fail(path_of(path, "compute_capability"), ": expected \"major.minor\" (two numbers 0 to 99, "
-                               "e.g. \"9.0\"), got '", cc.view(), "'");
+    d.aliases = device_aliases(j, path);
+    d.architecture = device_architecture(j, path);
+    read_compute_capability(j, path, d);
     d.form_factor = text<15>(j, "form_factor", path);
     d.market = text<15>(j, "market", path);
     d.sms = integer(j, "sms", path);
@@ -152,19 +191,7 @@ inline Device device_from_json(const json& j, const std::string& path = "device"
     d.tensor_cores = integer(j, "tensor_cores", path);
     d.base_clock_mhz = number(j, "base_clock_mhz", path);
     d.boost_clock_mhz = number(j, "boost_clock_mhz", path);
-    const json& peak = field(j, "peak", path);
-    const std::string peak_path = path_of(path, "peak");
-    reject_unknown_fields(peak, peak_path,
-                          {"fp64", "fp32", "tf32_tensor", "fp16_tensor_fp16_acc", "fp16_tensor_fp32_acc", "bf16_tensor",
-                           "int8_tensor", "int8_dp4a"});
-    d.peak.fp64 = number(peak, "fp64", peak_path, true);
-    d.peak.fp32 = number(peak, "fp32", peak_path);
-    d.peak.tf32_tensor = number(peak, "tf32_tensor", peak_path, true);
-    d.peak.fp16_tensor_fp16_acc = number(peak, "fp16_tensor_fp16_acc", peak_path, true);
-    d.peak.fp16_tensor_fp32_acc = number(peak, "fp16_tensor_fp32_acc", peak_path, true);
-    d.peak.bf16_tensor = number(peak, "bf16_tensor", peak_path, true);
-    d.peak.int8_tensor = number(peak, "int8_tensor", peak_path, true);
-    d.peak.int8_dp4a = number(peak, "int8_dp4a", peak_path, true);
+    d.peak = peak_rates(j, path);
     d.memory_gib = number(j, "memory_gib", path);
     d.memory_type = text<15>(j, "memory_type", path);
     d.memory_bus_bits = integer(j, "memory_bus_bits", path);
