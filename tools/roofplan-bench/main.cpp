@@ -270,18 +270,10 @@ std::string source_path(const std::string& relative) {
     roofplan::detail::fail("cannot find '", relative, "' (run from the repository root or pass --shapes-file)");
 }
 
-int run(const Options& o, int argc, char** argv) {
-    const std::vector<std::string> suites = expand_suites(o.suites);
-    const bool host_measured = std::find(suites.begin(), suites.end(), "host-gemm") != suites.end() ||
-                               std::find(suites.begin(), suites.end(), "host-stream") != suites.end();
-    if (!o.device_out.empty() && !host_measured)
-        roofplan::detail::fail("--device-out describes the host: it needs the host, host-gemm or host-stream suite");
-    const bool to_stdout = o.output == "-";
-    Progress progress(!o.quiet && !to_stdout && ::isatty(STDERR_FILENO) == 1);
-    const GitSha sha = git_sha();
-    const roofplan::bench::CpuInfo cpu = roofplan::bench::read_cpu_info();
-    const roofplan::bench::SimdInUse simd = roofplan::bench::simd_in_use();
-
+/// The report's provenance: this program, the command line, the source's git sha, the compiler and the host; with a
+/// GPU suite, a snapshot of the GPUs' clocks and settings (the kernels' own reports hold their properties).
+json provenance_json(const std::vector<std::string>& suites, const GitSha& sha, const roofplan::bench::CpuInfo& cpu,
+                     const roofplan::bench::SimdInUse& simd, int argc, char** argv) {
     json command_line = json::array();
     for (int i = 0; i < argc; ++i) command_line.push_back(argv[i]);
     json provenance = {
@@ -319,123 +311,180 @@ int run(const Options& o, int argc, char** argv) {
         {"suites", suites}};
 
     const bool gpu = std::any_of(suites.begin(), suites.end(), [](const std::string& s) { return s.rfind("host", 0) != 0; });
-    if (gpu) {  // a snapshot of the GPUs' clocks and settings (the kernels' own reports hold their properties)
+    if (gpu) {
         const std::string smi = run_capture(
             "nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,clocks.mem,"
             "power.limit,temperature.gpu,ecc.mode.current,persistence_mode --format=csv");
         provenance["nvidia_smi"] = smi.empty() ? json(nullptr) : json(smi);
     }
+    return provenance;
+}
 
+/// The GEMM shapes file: --shapes-file, else the zoo's.
+std::string gemm_shapes_file(const Options& o) {
+    return o.shapes_file.empty() ? source_path("validation/shapes/zoo_gemm.txt") : o.shapes_file;
+}
+
+/// The host suites' repeats and warm-up: the defaults, --quick's, then what the command line gives.
+roofplan::bench::HostOptions host_options(const Options& o) {
     roofplan::bench::HostOptions host;
     if (o.quick) host.repeats = 5, host.warmup_ms = 20;
     if (o.repeats > 0) host.repeats = o.repeats;
     if (o.warmup_ms >= 0) host.warmup_ms = o.warmup_ms;
     host.seed = o.seed;
-    std::mt19937_64 rng(o.seed);
+    return host;
+}
 
-    std::vector<roofplan::bench::GemmShape> gemm_shapes;
-    if (std::find(suites.begin(), suites.end(), "host-gemm") != suites.end()) {
-        const std::vector<std::int64_t> squares = o.quick ? std::vector<std::int64_t>{128, 256, 512, 1024}
-                                                          : std::vector<std::int64_t>{256, 512, 1024, 2048};
-        for (std::int64_t s : squares) gemm_shapes.push_back({s, s, s, ""});
-        const auto zoo = roofplan::bench::read_shapes_file(
-            o.shapes_file.empty() ? source_path("validation/shapes/zoo_gemm.txt") : o.shapes_file);
-        for (const auto& g : zoo)  // --quick: the zoo shapes of at most 2 GFLOP (CI stays under a minute)
-            if (!o.quick || 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) <= 2.1e9)
-                gemm_shapes.push_back(g);
+/// host-gemm's shapes: squares, then the zoo's GEMM shapes (--quick: those of at most 2 GFLOP, so CI stays under a
+/// minute).
+std::vector<roofplan::bench::GemmShape> host_gemm_shapes(const Options& o) {
+    std::vector<roofplan::bench::GemmShape> shapes;
+    const std::vector<std::int64_t> squares = o.quick ? std::vector<std::int64_t>{128, 256, 512, 1024}
+                                                      : std::vector<std::int64_t>{256, 512, 1024, 2048};
+    for (std::int64_t s : squares) shapes.push_back({s, s, s, ""});
+    for (const auto& g : roofplan::bench::read_shapes_file(gemm_shapes_file(o)))
+        if (!o.quick || 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) <= 2.1e9)
+            shapes.push_back(g);
+    return shapes;
+}
+
+json host_gemm_report(const std::vector<roofplan::bench::GemmShape>& shapes, const roofplan::bench::HostOptions& host,
+                      std::mt19937_64& rng, const Options& o, Progress& progress) {
+    json results = json::array();
+    for (const auto& g : shapes) {
+        progress.step("host gemm fp32 " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k) +
+                      (g.label.empty() ? "" : " (" + g.label + ")"));
+        results.push_back(roofplan::bench::host_gemm_case(g, host, rng));
     }
+    return {{"tool", "roofplan-gemm"}, {"schema_version", 1}, {"suite", "host-gemm"},
+            {"config", {{"precisions", "fp32"}, {"backend", "Eigen " + roofplan::bench::eigen_version()},
+                        {"repeats", host.repeats}, {"warmup_ms", host.warmup_ms}, {"seed", o.seed},
+                        {"samples", host.samples},
+                        {"layout", "column-major MatrixXf, C = A * B (noalias)"},
+                        {"timing", "std::chrono::steady_clock per run, median of repeats after warm-up"},
+                        {"error_measure", "max_rel_error = max |c - ref| / sum_k |a_k b_k| over sampled "
+                                          "elements (double reference); bound gamma_k = k u / (1 - k u)"}}},
+            {"results", results}};
+}
+
+json host_stream_report(const json& results, const roofplan::bench::HostOptions& host) {
+    return {{"tool", "roofplan-bandwidth"}, {"schema_version", 1}, {"suite", "host-stream"},
+            {"config", {{"dtype", "fp64"}, {"repeats", host.repeats}, {"warmup_ms", host.warmup_ms},
+                        {"bytes", "STREAM convention: copy/scale 2 arrays, triad 3; write-allocate not counted"},
+                        {"arrays_vs_llc", "each array >= 4 x LLC"}}},
+            {"results", results}};
+}
+
+/// A GPU suite: the report of its kernel program.
+json kernel_suite(const std::string& suite, const Options& o, const GitSha& sha, Progress& progress) {
+    if (suite == "gpu-gemm") {
+        const std::vector<std::string> args = {"--precision", "all", "--sizes", o.sizes.empty() ? "1024,2048,4096,8192" : o.sizes,
+                                               "--shapes-file", gemm_shapes_file(o)};
+        return run_kernel(suite, "roofplan-gemm", args, o, sha, progress);
+    }
+    if (suite == "gpu-bandwidth") return run_kernel(suite, "roofplan-bandwidth", {}, o, sha, progress);
+    if (suite == "gpu-dp4a") return run_kernel(suite, "roofplan-dp4a", {}, o, sha, progress);
+    if (suite == "nccl") {
+        std::vector<std::string> args = {"--op", "all", "--sweep", "1MB:1GB"};
+        if (o.gpus > 0) args.insert(args.end(), {"--gpus", std::to_string(o.gpus)});
+        return run_kernel(suite, "roofplan-nccl", args, o, sha, progress);
+    }
+    return run_kernel(suite, "roofplan-conv", {"--shapes-file", source_path("validation/shapes/zoo_conv.txt")}, o, sha,
+                      progress);
+}
+
+/// Runs the suites in order and returns their reports; `best_stream`: the fastest STREAM kernel's GB/s (0 without
+/// host-stream).
+json run_suites(const std::vector<std::string>& suites, const Options& o, const GitSha& sha,
+                const roofplan::bench::CpuInfo& cpu, Progress& progress, double& best_stream) {
+    const roofplan::bench::HostOptions host = host_options(o);
+    std::mt19937_64 rng(o.seed);
+    std::vector<roofplan::bench::GemmShape> gemm_shapes;
+    if (std::find(suites.begin(), suites.end(), "host-gemm") != suites.end()) gemm_shapes = host_gemm_shapes(o);
     int steps = static_cast<int>(gemm_shapes.size());
     for (const std::string& s : suites) steps += s == "host-stream" ? 3 : s == "host-gemm" ? 0 : s == "host-decode" ? 2 : 1;
     progress.total(steps);
 
     json reports = json::array();
-    double best_stream = 0;
     for (const std::string& suite : suites) {
         if (suite == "host-gemm") {
-            json results = json::array();
-            for (const auto& g : gemm_shapes) {
-                progress.step("host gemm fp32 " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
-                              std::to_string(g.k) + (g.label.empty() ? "" : " (" + g.label + ")"));
-                results.push_back(roofplan::bench::host_gemm_case(g, host, rng));
-            }
-            reports.push_back({{"tool", "roofplan-gemm"}, {"schema_version", 1}, {"suite", suite},
-                               {"config", {{"precisions", "fp32"}, {"backend", "Eigen " + roofplan::bench::eigen_version()},
-                                           {"repeats", host.repeats}, {"warmup_ms", host.warmup_ms}, {"seed", o.seed},
-                                           {"samples", host.samples},
-                                           {"layout", "column-major MatrixXf, C = A * B (noalias)"},
-                                           {"timing", "std::chrono::steady_clock per run, median of repeats after warm-up"},
-                                           {"error_measure", "max_rel_error = max |c - ref| / sum_k |a_k b_k| over sampled "
-                                                             "elements (double reference); bound gamma_k = k u / (1 - k u)"}}},
-                               {"results", results}});
+            reports.push_back(host_gemm_report(gemm_shapes, host, rng, o, progress));
         } else if (suite == "host-stream") {
             json results = roofplan::bench::host_stream_cases(host, cpu.llc_bytes, rng,
                                                               [&](const std::string& what) { progress.step(what); });
             for (const json& r : results) best_stream = std::max(best_stream, r.at("gb_per_s").get<double>());
-            reports.push_back({{"tool", "roofplan-bandwidth"}, {"schema_version", 1}, {"suite", suite},
-                               {"config", {{"dtype", "fp64"}, {"repeats", host.repeats}, {"warmup_ms", host.warmup_ms},
-                                           {"bytes", "STREAM convention: copy/scale 2 arrays, triad 3; write-allocate not counted"},
-                                           {"arrays_vs_llc", "each array >= 4 x LLC"}}},
-                               {"results", results}});
+            reports.push_back(host_stream_report(results, host));
         } else if (suite == "host-decode") {
             reports.push_back(run_decode(source_path("validation/host/decode_bench.py"), o, sha, progress));
-        } else if (suite == "gpu-gemm") {
-            std::vector<std::string> args = {"--precision", "all", "--sizes", o.sizes.empty() ? "1024,2048,4096,8192" : o.sizes,
-                                             "--shapes-file", o.shapes_file.empty() ? source_path("validation/shapes/zoo_gemm.txt") : o.shapes_file};
-            reports.push_back(run_kernel(suite, "roofplan-gemm", args, o, sha, progress));
-        } else if (suite == "gpu-bandwidth") {
-            reports.push_back(run_kernel(suite, "roofplan-bandwidth", {}, o, sha, progress));
-        } else if (suite == "gpu-dp4a") {
-            reports.push_back(run_kernel(suite, "roofplan-dp4a", {}, o, sha, progress));
-        } else if (suite == "nccl") {
-            std::vector<std::string> args = {"--op", "all", "--sweep", "1MB:1GB"};
-            if (o.gpus > 0) args.insert(args.end(), {"--gpus", std::to_string(o.gpus)});
-            reports.push_back(run_kernel(suite, "roofplan-nccl", args, o, sha, progress));
-        } else if (suite == "conv") {
-            reports.push_back(run_kernel(suite, "roofplan-conv",
-                                         {"--shapes-file", source_path("validation/shapes/zoo_conv.txt")}, o, sha, progress));
+        } else {
+            reports.push_back(kernel_suite(suite, o, sha, progress));
         }
     }
     progress.finish();
+    return reports;
+}
 
+/// The host as a device into the report, and into --device-out's file when given; its bandwidth: --peak-bandwidth,
+/// else this run's best STREAM kernel, else a placeholder that says so.
+void add_host_device(json& report, const Options& o, const roofplan::bench::CpuInfo& cpu,
+                     const roofplan::bench::SimdInUse& simd, double best_stream) {
+    double bandwidth = o.peak_bandwidth;
+    std::string source = "--peak-bandwidth (given by the user)";
+    if (!(bandwidth > 0) && best_stream > 0) {
+        bandwidth = best_stream;
+        source = "ASSUMED: the best STREAM kernel of this run (no datasheet figure given; pass --peak-bandwidth). "
+                 "Memory efficiency fitted against it is relative to the best kernel, not to the DRAM peak.";
+    } else if (!(bandwidth > 0)) {
+        bandwidth = 10;
+        source = "PLACEHOLDER 10 GB/s: neither --peak-bandwidth nor a STREAM run; memory figures are meaningless";
+    }
+    const json host_device = roofplan::bench::host_device_json(cpu, simd, Eigen::nbThreads(), bandwidth, source);
+    report["device"] = host_device.at("device");
+    report["device_derivation"] = host_device.at("derivation");
+    if (!o.device_out.empty()) {
+        std::ofstream out(o.device_out);
+        out << json{{"schema", "roofplan-devices/1"}, {"devices", json::array({host_device.at("device")})},
+                    {"derivation", host_device.at("derivation")}}
+                   .dump(2)
+            << '\n';
+        if (!out) roofplan::detail::fail("cannot write '", o.device_out, "'");
+    }
+}
+
+/// Writes the report to -o (stdout for '-'), then says so on stderr unless --quiet.
+void write_report(const json& report, const Options& o) {
+    const std::string text = report.dump(2) + "\n";
+    if (o.output == "-") {
+        std::cout << text;
+        return;
+    }
+    std::ofstream out(o.output);
+    out << text;
+    if (!out) roofplan::detail::fail("cannot write '", o.output, "'");
+    if (o.quiet) return;
+    const json& reports = report.at("reports");
+    int cases = 0;
+    for (const json& r : reports) cases += static_cast<int>(r.value("results", json::array()).size());
+    std::cerr << "roofplan-bench: wrote " << o.output << " (" << reports.size() << " report(s), " << cases << " case(s))\n";
+}
+
+int run(const Options& o, int argc, char** argv) {
+    const std::vector<std::string> suites = expand_suites(o.suites);
+    const bool host_measured = std::find(suites.begin(), suites.end(), "host-gemm") != suites.end() ||
+                               std::find(suites.begin(), suites.end(), "host-stream") != suites.end();
+    if (!o.device_out.empty() && !host_measured)
+        roofplan::detail::fail("--device-out describes the host: it needs the host, host-gemm or host-stream suite");
+    Progress progress(!o.quiet && o.output != "-" && ::isatty(STDERR_FILENO) == 1);
+    const GitSha sha = git_sha();
+    const roofplan::bench::CpuInfo cpu = roofplan::bench::read_cpu_info();
+    const roofplan::bench::SimdInUse simd = roofplan::bench::simd_in_use();
+    const json provenance = provenance_json(suites, sha, cpu, simd, argc, argv);
+    double best_stream = 0;
+    const json reports = run_suites(suites, o, sha, cpu, progress, best_stream);
     json report = {{"tool", "roofplan-bench"}, {"schema_version", 1}, {"suite", o.suites}, {"provenance", provenance},
                    {"reports", reports}};
-    if (host_measured) {
-        double bandwidth = o.peak_bandwidth;
-        std::string source = "--peak-bandwidth (given by the user)";
-        if (!(bandwidth > 0) && best_stream > 0) {
-            bandwidth = best_stream;
-            source = "ASSUMED: the best STREAM kernel of this run (no datasheet figure given; pass --peak-bandwidth). "
-                     "Memory efficiency fitted against it is relative to the best kernel, not to the DRAM peak.";
-        } else if (!(bandwidth > 0)) {
-            bandwidth = 10;
-            source = "PLACEHOLDER 10 GB/s: neither --peak-bandwidth nor a STREAM run; memory figures are meaningless";
-        }
-        const json host_device = roofplan::bench::host_device_json(cpu, simd, Eigen::nbThreads(), bandwidth, source);
-        report["device"] = host_device.at("device");
-        report["device_derivation"] = host_device.at("derivation");
-        if (!o.device_out.empty()) {
-            std::ofstream out(o.device_out);
-            out << json{{"schema", "roofplan-devices/1"}, {"devices", json::array({host_device.at("device")})},
-                        {"derivation", host_device.at("derivation")}}
-                       .dump(2)
-                << '\n';
-            if (!out) roofplan::detail::fail("cannot write '", o.device_out, "'");
-        }
-    }
-    const std::string text = report.dump(2) + "\n";
-    if (to_stdout) {
-        std::cout << text;
-    } else {
-        std::ofstream out(o.output);
-        out << text;
-        if (!out) roofplan::detail::fail("cannot write '", o.output, "'");
-        if (!o.quiet) {
-            int cases = 0;
-            for (const json& r : reports) cases += static_cast<int>(r.value("results", json::array()).size());
-            std::cerr << "roofplan-bench: wrote " << o.output << " (" << reports.size() << " report(s), " << cases
-                      << " case(s))\n";
-        }
-    }
+    if (host_measured) add_host_device(report, o, cpu, simd, best_stream);
+    write_report(report, o);
     return 0;
 }
 
