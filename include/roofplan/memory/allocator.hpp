@@ -32,8 +32,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <set>
-#include <tuple>
 #include <vector>
 
 namespace roofplan::memory {
@@ -85,7 +83,7 @@ public:
         limit_ = limit;
         blocks_.clear();
         free_slots_.clear();
-        cached_.clear();
+        for (std::vector<Key>& c : cached_) c.clear();
         segments_.clear();
         allocated_ = reserved_ = peak_allocated_ = peak_reserved_ = 0;
     }
@@ -108,7 +106,7 @@ public:
             if (head.next != none) blocks_[head.next].prev = rest;
             head.next = rest;
             head.size = size;
-            cached_.insert(key(rest));
+            cache(rest);
         }
         Block& taken = blocks_[found];
         taken.allocated = true;
@@ -131,7 +129,7 @@ public:
             merge_into(prev, merged);
             merged = prev;
         }
-        cached_.insert(key(merged));
+        cache(merged);
     }
 
     /// emptyCache: frees (cudaFree) every segment that is one free block.
@@ -140,7 +138,7 @@ public:
             if (!s.live) continue;
             const Block& b = blocks_[s.first];
             if (b.allocated || b.next != none) continue;
-            cached_.erase(key(s.first));
+            uncache(s.first);
             release(s.first);
             reserved_ -= s.size;
             s.live = false;
@@ -172,18 +170,46 @@ private:
         Handle first = none;
         bool live = false;
     };
-    /// Free blocks in best-fit order: pool, size, then "address" (segment, offset).
-    using Key = std::tuple<bool, std::int64_t, std::uint32_t, std::int64_t, Handle>;
+    /// A free block in best-fit order within its pool: size, then "address" (segment, offset).
+    struct Key {
+        std::int64_t size = 0;
+        std::uint32_t segment = 0;
+        std::int64_t offset = 0;
+        Handle block = none;
+        [[nodiscard]] bool operator<(const Key& o) const {
+            if (size != o.size) return size < o.size;
+            return segment != o.segment ? segment < o.segment : offset < o.offset;
+        }
+        [[nodiscard]] bool operator==(const Key& o) const {
+            return size == o.size && segment == o.segment && offset == o.offset;
+        }
+    };
     [[nodiscard]] Key key(Handle h) const {
         const Block& b = blocks_[h];
-        return {b.small, b.size, b.segment, b.offset, h};
+        return {b.size, b.segment, b.offset, h};
+    }
+    /// The cached blocks, one sorted vector per pool: a replay holds tens to hundreds of them, where a contiguous
+    /// insert costs less than a tree node's allocation (std::set took 4/5 of an eager memory estimate).
+    [[nodiscard]] std::vector<Key>& pool(Handle h) { return cached_[blocks_[h].small ? 1 : 0]; }
+    void cache(Handle h) {
+        std::vector<Key>& c = pool(h);
+        const Key k = key(h);
+        c.insert(std::lower_bound(c.begin(), c.end(), k), k);
+    }
+    /// Removes a block from the cache if it is there (a block just freed, merged into its neighbour, is not yet).
+    void uncache(Handle h) {
+        std::vector<Key>& c = pool(h);
+        const Key k = key(h);
+        const auto it = std::lower_bound(c.begin(), c.end(), k);
+        if (it != c.end() && *it == k) c.erase(it);
     }
 
     Handle best_fit(bool small, std::int64_t size) {
-        const auto it = cached_.lower_bound(Key{small, size, 0, 0, 0});
-        if (it == cached_.end() || std::get<0>(*it) != small) return none;
-        const Handle h = std::get<4>(*it);
-        cached_.erase(it);
+        std::vector<Key>& c = cached_[small ? 1 : 0];
+        const auto it = std::lower_bound(c.begin(), c.end(), Key{size, 0, 0, none});
+        if (it == c.end()) return none;
+        const Handle h = it->block;
+        c.erase(it);
         return h;
     }
     /// A new segment for a request (alloc_block), retried once after freeing the cached segments.
@@ -217,8 +243,8 @@ private:
     }
     /// Merges the free block `src` (cached, after `dst`) into `dst`.
     void merge_into(Handle dst, Handle src) {
-        if (!blocks_[dst].allocated) cached_.erase(key(dst));
-        cached_.erase(key(src));
+        if (!blocks_[dst].allocated) uncache(dst);
+        uncache(src);
         Block& d = blocks_[dst];
         const Block& s = blocks_[src];
         d.size += s.size;
@@ -231,7 +257,7 @@ private:
     std::int64_t limit_ = 0;
     std::vector<Block> blocks_;
     std::vector<Handle> free_slots_;
-    std::set<Key> cached_;
+    std::vector<Key> cached_[2];  ///< the large pool's, the small pool's
     std::vector<Segment> segments_;
     std::int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
 };
