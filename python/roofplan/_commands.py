@@ -306,12 +306,14 @@ def predict(model=None, device=None, **options):
     return _command("predict", model=model, **options)
 
 
-def sweep(model, devices, batches, precisions=("fp32",), modes=("train",), **options):
+def sweep(model, devices, batches, precisions=("fp32",), modes=("train",), memory=True, **options):
     """Predictions over every combination of devices, precisions, modes and batches (nested in that order), one
     record each: the configuration and predict's headline figures (``step_time_s``,
     ``throughput_samples_per_s``, ``memory_bytes``, ``fits``, ``max_batch``, ``bound``, ``gpu_idle_s``,
     ``host_s``, ``power_w``, ``samples_per_joule``).  A combination the library refuses (int8 on a GPU without
-    it) has its message under ``error`` and no figures.  Other options apply to every prediction."""
+    it) has its message under ``error`` and no figures.  ``memory=False`` skips the memory estimate (the records
+    then have no ``memory_bytes``, ``fits`` or ``max_batch``): the eager runtime's replay of the caching allocator
+    is most of a prediction.  Other options apply to every prediction."""
     def listed(name, values, kind):
         values = [values] if isinstance(values, kind) else list(values)
         for v in values:
@@ -325,6 +327,8 @@ def sweep(model, devices, batches, precisions=("fp32",), modes=("train",), **opt
     if unknown:
         raise TypeError(f"sweep() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     core = _model_of(model, {})
+    request = _request(options)
+    request.memory = bool(memory)
     records = _core.sweep(core, listed("devices", devices, str), listed("batches", batches, int),
-                          listed("precisions", precisions, str), listed("modes", modes, str), _request(options))
+                          listed("precisions", precisions, str), listed("modes", modes, str), request)
     return Table(records)

@@ -10,8 +10,6 @@ Shapes are per instance: the first axis of every tensor is the batch.
 import operator
 from collections import OrderedDict
 
-from ._model import from_json
-
 # Operations that only view or reshape (no kernel of their own in roofplan's counting).
 _VIEWS = {"view", "reshape", "permute", "transpose", "contiguous", "size", "dim", "unsqueeze", "squeeze", "expand",
           "expand_as", "flatten_view", "chunk", "split", "t", "type_as", "to", "float", "half", "bfloat16", "detach",
@@ -48,7 +46,7 @@ def _extent(v):
 
 
 def _meta(node):
-    m = node.meta.get("tensor_meta")
+    m = node.meta.get("tensor_meta", node.meta.get("val"))  # torch.fx's ShapeProp, or torch.export's value
     if m is None or hasattr(m, "shape"):
         return m
     if isinstance(m, (tuple, list)):  # a node with several outputs: its first tensor's
@@ -70,6 +68,7 @@ class _Builder:
         self.layers = []
         self.names = {}
         self.unsupported = _Unsupported()
+        self.causal = None  # from_torch's causal=: what an attention mask tensor is (None: a general mask)
         self.weights = {}  # id(parameter) -> the layer that owns it (tied weights)
 
     # --- helpers ---------------------------------------------------------------------------------------------
@@ -221,19 +220,195 @@ class _Builder:
         count = 1
         for d in q[1:-2]:
             count *= int(d)
-        base = node.name
+        base = self.label(node)
+        # A causal mask given as is_causal (not as a mask tensor): the fused kernels compute only the pairs it keeps.
+        causal = bool(node.kwargs.get("is_causal", node.args[5] if len(node.args) > 5 else False))
+        mask = node.kwargs.get("attn_mask", node.args[3] if len(node.args) > 3 else None)
+        causal = causal and mask is None
+        if self.causal is not None and mask is not None:  # the caller says what the mask is (from_torch's causal=)
+            causal = self.causal
         self.layers.append({"name": self.unique(base + ".scores"), "type": "matmul", "input": _instance(q),
-                            "count": count, "m": int(q[-2]), "k": int(q[-1]), "n": int(k[-2])})
+                            "count": count, "m": int(q[-2]), "k": int(q[-1]), "n": int(k[-2]),
+                            "causal": 1 if causal else 0})
         self.layers.append({"name": self.unique(base + ".softmax"), "type": "softmax",
                             "input": [count, int(q[-2]), int(k[-2])]})
-        p = node.kwargs.get("dropout_p", 0.0)
+        p = node.kwargs.get("dropout_p", node.args[4] if len(node.args) > 4 else 0.0)
         if p:
             self.layers.append({"name": self.unique(base + ".dropout"), "type": "dropout",
                                 "input": [count, int(q[-2]), int(k[-2])], "probability": float(p)})
         self.layers.append({"name": self.unique(base + ".context"), "type": "matmul",
                             "input": [count, int(q[-2]), int(k[-2])], "count": count, "m": int(q[-2]),
-                            "k": int(k[-2]), "n": int(v[-1])})
+                            "k": int(k[-2]), "n": int(v[-1]), "causal": 2 if causal else 0})
         return None
+
+    def label(self, node):
+        """The name of a layer made from a function call: the call's node name."""
+        return node.name
+
+
+# --- torch.export: modules torch.fx cannot trace (Hugging Face models under recent transformers) -------------------
+
+_EXPORT_VIEWS = {"view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "slice", "select",
+                 "unsqueeze", "squeeze", "contiguous", "clone", "_to_copy", "to", "alias", "detach", "lift_fresh_copy",
+                 "arange", "full", "zeros", "ones", "scalar_tensor", "sym_size", "split", "split_with_sizes", "chunk",
+                 "unbind", "getitem", "empty", "new_ones", "new_zeros", "_assert_tensor_metadata", "dropout",
+                 "native_dropout", "sym_constrain_range_for_size", "_assert_scalar", "copy", "lift_fresh",
+                 "flatten", "unflatten", "as_strided", "index_select_view"}
+
+
+class _ExportBuilder(_Builder):
+    """Maps a torch.export graph (ATen operators; parameters are placeholders) to layers, named by the module
+    each operator ran in (``nn_module_stack``)."""
+
+    def __init__(self, program, strict):
+        _Builder.__init__(self, None, strict)
+        signature = program.graph_signature
+        self.parameters = dict(signature.inputs_to_parameters)  # placeholder name -> parameter name
+        self.user_inputs = set(signature.user_inputs)
+        self.seen_weights = set()
+
+    def where(self, node):
+        stack = node.meta.get("nn_module_stack") or {}
+        path = list(stack.values())[-1][0] if stack else ""
+        return path or node.name
+
+    def label(self, node):
+        return self.where(node) + ".attention"
+
+    def is_parameter(self, node):
+        return hasattr(node, "op") and node.op == "placeholder" and node.name in self.parameters
+
+    def add_at(self, node, type_, fields, source, name=None):
+        meta = _meta(source) if source is not None else None
+        if meta is None:
+            return self.skip(node, type_, "no tensor input shape")
+        layer = {"name": self.unique(name or self.where(node)), "type": type_, "input": _instance(meta.shape)}
+        layer.update(fields)
+        if source.op == "placeholder" and source.name in self.user_inputs:
+            layer["needs_input_gradient"] = False
+        self.layers.append(layer)
+
+    def skip(self, node, kind, why):
+        where = self.where(node)
+        if self.strict:
+            raise ValueError(f"from_torch: {kind} at '{where}' is not supported ({why}); strict=False reports it "
+                             "and leaves it out")
+        self.unsupported.add(kind, str(where), why)
+
+    def weight(self, node):
+        """Whether the weight placeholder was used by an earlier layer (tied weights)."""
+        tied = node.name in self.seen_weights
+        self.seen_weights.add(node.name)
+        return tied
+
+    def operator(self, node):
+        name = getattr(node.target, "_opname", None) or _name_of(node.target).split(".")[0]
+        a = node.args
+        if name in _EXPORT_VIEWS or node.target is operator.getitem:
+            return None
+        data = [x for x in a if hasattr(x, "op") and _meta(x) is not None and not self.is_parameter(x)]
+        if name == "linear":
+            w = a[1]
+            fields = {"out_features": int(_meta(w).shape[0]), "bias": len(a) > 2 and a[2] is not None,
+                      "tied": self.weight(w)}
+            return self.add_at(node, "linear", fields, a[0])
+        if name == "embedding":
+            w = a[0]
+            if self.weight(w):
+                return self.skip(node, "embedding", "an embedding that shares another layer's weight")
+            shape = _meta(w).shape
+            return self.add_at(node, "embedding", {"vocabulary": int(shape[0]), "width": int(shape[1])}, a[1])
+        if name in ("layer_norm", "native_layer_norm"):
+            if len(a[1]) != 1:
+                return self.skip(node, name, "normalization over more than the last axis")
+            return self.add_at(node, "layernorm", {"affine": len(a) > 2 and a[2] is not None}, a[0])
+        if name in ("conv2d", "convolution"):
+            transposed = name == "convolution" and bool(a[6])
+            w = _meta(a[1]).shape
+            groups = int(a[-1]) if name == "convolution" else (int(a[6]) if len(a) > 6 else 1)
+            stride, padding, dilation = (a[3] if len(a) > 3 else 1), (a[4] if len(a) > 4 else 0), (a[5] if len(a) > 5 else 1)
+            if isinstance(padding, str):
+                return self.skip(node, name, f"padding='{padding}'")
+            fields = {"out_channels": int(w[1] * groups if transposed else w[0]), "kernel": _extent(list(w[2:])),
+                      "stride": _extent(stride), "padding": _extent(padding), "dilation": _extent(dilation),
+                      "groups": groups, "bias": len(a) > 2 and a[2] is not None}
+            if transposed:
+                fields["output_padding"] = _extent(a[7])
+            return self.add_at(node, "conv_transpose2d" if transposed else "conv2d", fields, a[0])
+        if name in ("batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit",
+                    "native_batch_norm"):
+            return self.add_at(node, "batchnorm2d", {"affine": a[1] is not None}, a[0])
+        if name in ("add", "add_", "mul", "mul_", "sub", "sub_"):
+            if len(data) == 2:
+                return self.add_at(node, "multiply" if name.startswith("mul") else "add", {}, data[0],
+                                   self.where(node) + "." + name.rstrip("_"))
+            return self.skip(node, f"{name} with a scalar", "arithmetic with a constant has no roofplan layer")
+        if name in ("addmm", "mm") and self.is_parameter(a[-1]) and len(data) == 1:
+            return self.flat_linear(node, name, data[0], a[-1])
+        if name in ("matmul", "bmm", "mm"):
+            if len(data) != 2:
+                return self.skip(node, "matmul with a parameter", "a weight outside a module (use nn.Linear)")
+            return self.matmul(node, data)
+        if name == "scaled_dot_product_attention":
+            return self.attention(node, data)
+        simple = {"relu": "relu", "relu_": "relu", "gelu": "gelu", "tanh": "tanh", "sigmoid": "sigmoid",
+                  "silu": "silu", "softmax": "softmax", "_softmax": "softmax"}
+        if name in simple:
+            return self.add_at(node, simple[name], {}, a[0], self.where(node) + "." + simple[name])
+        if name in ("max_pool2d", "max_pool2d_with_indices", "avg_pool2d"):
+            kernel = a[1]
+            stride = a[2] if len(a) > 2 and a[2] else kernel
+            fields = {"kernel": _extent(kernel), "stride": _extent(stride),
+                      "padding": _extent(a[3] if len(a) > 3 else 0),
+                      "ceil_mode": bool(a[5] if name != "avg_pool2d" and len(a) > 5 else (a[4] if len(a) > 4 else False))}
+            return self.add_at(node, "avgpool2d" if name == "avg_pool2d" else "maxpool2d", fields, a[0])
+        if name in ("adaptive_avg_pool2d", "_adaptive_avg_pool2d"):
+            return self.add_at(node, "adaptive_avgpool2d", {"output": _extent(a[1])}, a[0])
+        if name in ("cat", "concat"):
+            inputs = a[0]
+            return self.add_at(node, "concat", {"output": _instance(_meta(node).shape), "inputs": len(inputs)},
+                               inputs[0] if inputs else None)
+        return self.skip(node, name, "no roofplan layer for this operator")
+
+
+    def flat_linear(self, node, name, x, w):
+        """x @ W (+ b) on rows flattened over the batch (Hugging Face's Conv1D in GPT-2: W is [in, out]): a linear
+        layer on the rows of one instance."""
+        rows, width = (int(d) for d in _meta(x).shape)
+        if rows % self.batch:
+            return self.skip(node, name, f"{rows} rows do not split over a batch of {self.batch}")
+        per = rows // self.batch
+        layer = {"name": self.unique(self.where(node)), "type": "linear",
+                 "input": [per, width] if per > 1 else [width], "out_features": int(_meta(w).shape[1]),
+                 "bias": name == "addmm", "tied": self.weight(w)}
+        self.layers.append(layer)
+
+
+def _export(module, example_inputs):
+    import torch
+
+    if not hasattr(torch, "export"):
+        return None
+    try:
+        return torch.export.export(module, tuple(example_inputs), strict=False)
+    except Exception as e:
+        raise ValueError(f"from_torch: neither torch.fx nor torch.export can capture {type(module).__name__}: "
+                         f"{type(e).__name__}: {str(e)[:500]}. Data-dependent control flow (an if or loop on a "
+                         "tensor's values) cannot be captured; export the model to ONNX and load it with "
+                         "roofplan.load(), or make the branch depend on shapes or arguments only") from None
+
+
+def _capture_exported(module, example_inputs, strict, causal):
+    program = _export(module, example_inputs)
+    if program is None:
+        return None
+    builder = _ExportBuilder(program, strict)
+    builder.batch = int(example_inputs[0].shape[0])
+    builder.causal = causal
+    for node in program.graph_module.graph.nodes:
+        if node.op == "call_function":
+            builder.operator(node)
+    return builder
 
 
 def _trace(module, example_inputs, input_names):
@@ -255,11 +430,8 @@ def _trace(module, example_inputs, input_names):
                          "depend on shapes or arguments only") from None
 
 
-def from_torch(module, example_inputs, strict=False, id=None, input_names=None):
-    """A roofplan model of `module` (a torch.nn.Module) run on `example_inputs` (a tensor or a tuple of them; the
-    first axis is the batch).  Returns a :class:`roofplan.Model` whose ``unsupported`` lists what was left out
-    (type, count, first occurrence, reason); ``strict=True`` makes any of it a ValueError.  Hugging Face models
-    take ``input_names`` (default: ``["input_ids"]``) and are traced with transformers' fx tracer."""
+def capture(module, example_inputs, strict=False, id=None, input_names=None, causal=None):
+    """from_torch's capture alone: (the roofplan-model/1 document, what was left out).  Needs torch only."""
     import torch
     from torch.fx.passes.shape_prop import ShapeProp
 
@@ -273,7 +445,13 @@ def from_torch(module, example_inputs, strict=False, id=None, input_names=None):
     if any(x.dim() < 2 for x in example_inputs):
         raise ValueError("from_torch: every example input needs a batch axis first and at least one more axis, got "
                          + ", ".join(str(list(x.shape)) for x in example_inputs))
-    graph_module = _trace(module, example_inputs, input_names or ["input_ids"])
+    try:
+        graph_module = _trace(module, example_inputs, input_names or ["input_ids"])
+    except ValueError:
+        builder = _capture_exported(module, example_inputs, strict, causal)  # torch 2: torch.export, ATen ops
+        if builder is None:
+            raise
+        return _document(module, example_inputs, builder, id)
     was_training = module.training
     graph_module.eval()
     try:
@@ -285,16 +463,39 @@ def from_torch(module, example_inputs, strict=False, id=None, input_names=None):
     finally:
         graph_module.train(was_training)
     builder = _Builder(graph_module, strict)
+    builder.causal = causal
     for node in graph_module.graph.nodes:
         if node.op == "call_module":
             builder.module(node)
         elif node.op in ("call_function", "call_method"):
             builder.function(node)
+    return _document(module, example_inputs, builder, id)
+
+
+def _document(module, example_inputs, builder, id):
     if not builder.layers:
         raise ValueError(f"from_torch: no operation of {type(module).__name__} maps to a roofplan layer")
     document = {"schema": "roofplan-model/1", "id": id or type(module).__name__.lower(),
                 "description": f"{type(module).__name__} captured by roofplan.from_torch",
                 "input": _instance(example_inputs[0].shape), "layers": builder.layers}
+    return document, builder.unsupported.report()
+
+
+def from_torch(module, example_inputs, strict=False, id=None, input_names=None, causal=None):
+    """A roofplan model of `module` (a torch.nn.Module) run on `example_inputs` (a tensor or a tuple of them; the
+    first axis is the batch).  Returns a :class:`roofplan.Model` whose ``unsupported`` lists what was left out
+    (type, count, first occurrence, reason); ``strict=True`` makes any of it a ValueError.  Hugging Face models
+    take ``input_names`` (default: ``["input_ids"]``) and are traced with transformers' fx tracer, or captured
+    with torch.export where that fails (transformers 5 on Python 3.12: see
+    validation/results/2026-11-24-h100-from-torch).
+
+    Scaled-dot-product attention called with ``is_causal=True`` computes only the pairs the mask keeps (as the
+    fused kernels do).  A mask *tensor* is taken as a general mask (every pair computed) unless ``causal=True``
+    says it is the causal mask: Hugging Face decoders give SDPA a materialised causal mask when captured, where
+    eager PyTorch gives ``is_causal=True``."""
+    from ._model import from_json  # here: capture() runs where only torch is installed (validation/python/)
+
+    document, unsupported = capture(module, example_inputs, strict, id, input_names, causal)
     model = from_json(document)
-    model.unsupported = builder.unsupported.report()
+    model.unsupported = unsupported
     return model

@@ -142,3 +142,12 @@ def test_sweep_equals_single_predictions():
         p = roofplan.predict(model, device=r["device"], batch=r["batch"], precision=r["precision"], mode=r["mode"])
         assert r["step_time_s"] == p.step_time_s and r["memory_bytes"] == p.memory_bytes and r["fits"] == p.fits
     assert any("error" not in r for r in records)
+
+
+def test_sweep_without_memory_has_the_same_times():
+    kwargs = dict(devices=["h100-sxm"], batches=[8, 64], precisions=["amp-bf16"], modes=["train", "infer"])
+    full = roofplan.sweep("resnet50", **kwargs)
+    quick = roofplan.sweep("resnet50", memory=False, **kwargs)
+    for a, b in zip(full, quick):
+        assert "memory_bytes" in a and "memory_bytes" not in b and "fits" not in b
+        assert a["step_time_s"] == b["step_time_s"]

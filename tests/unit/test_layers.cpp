@@ -190,3 +190,23 @@ TEST_CASE("Every pass's MACs are linear in the batch") {
         for (Pass pass : {Pass::forward, Pass::backward_data, Pass::backward_weight})
             CHECK(cost(layer, pass, 6).macs.value() == 6 * cost(layer, pass, 1).macs.value());
 }
+
+TEST_CASE("MatMul: a causal attention product counts the pairs the mask keeps, as the attention layer does") {
+    // GPT-2's heads: 12 heads over 1024 tokens of width 64.  The attention layer counts its score and context
+    // products with the same pairs (attention.hpp); here each product alone.
+    const std::int64_t pairs = 1024 * 1025 / 2;
+    const roofplan::MatMul scores({.count = 12, .m = 1024, .k = 64, .n = 1024, .causal = 1});
+    const roofplan::MatMul context({.count = 12, .m = 1024, .k = 1024, .n = 64, .causal = 2});
+    CHECK(scores.forward(1).macs.value() == 12 * pairs * 64);
+    CHECK(context.forward(1).macs.value() == 12 * pairs * 64);
+    CHECK(scores.backward_data(1).macs.value() == 2 * scores.forward(1).macs.value());
+    const roofplan::MatMul full({.count = 12, .m = 1024, .k = 64, .n = 1024});
+    CHECK(full.forward(1).macs.value() == 12LL * 1024 * 1024 * 64);
+    // Keys beyond the queries (a cache): every query sees them all, then the triangle.
+    CHECK(roofplan::MatMul({.count = 1, .m = 4, .k = 8, .n = 10, .causal = 1}).forward(1).macs.value() ==
+          (4 * 6 + 10) * 8);
+    CHECK_THROWS_WITH_AS((void)roofplan::MatMul({.count = 1, .m = 8, .k = 8, .n = 4, .causal = 1}),
+                         doctest::Contains("as many keys (4) as queries m (8)"), roofplan::Error);
+    CHECK_THROWS_WITH_AS((void)roofplan::MatMul({.count = 1, .m = 8, .k = 8, .n = 8, .causal = 3}),
+                         doctest::Contains("causal must be 0"), roofplan::Error);
+}
