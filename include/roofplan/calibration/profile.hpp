@@ -237,13 +237,10 @@ inline constexpr auto measured_conv_h200_slots =
 inline constexpr auto measured_gemm_h200_slots =
     detail::slots_of<detail::slot_count(measured_gemm_h200_groups.size())>(measured_gemm_h200_groups);
 
-constexpr EfficiencyProfile default_profile(const Device& d) {
-    EfficiencyProfile p;
-    p.source = FixedString<127>("default (").append(to_string(d.architecture)).append(" generation)");
-    const auto set = [&](MathClass m, double v) { p.gemm[static_cast<std::size_t>(m)] = v; };
-    for (MathClass m : all_math_classes) set(m, 0.75);  // classes the device lacks are never used
-    const bool hbm = d.memory_type.view().starts_with("HBM");
-    p.memory = hbm ? 0.88 : 0.85;
+namespace detail {
+
+/// The memory-bound kernel classes of the default profile (the execution model's curves).
+constexpr void default_kernel_classes(EfficiencyProfile& p, const Device& d) {
     // Memory-bound kernel classes as fractions of the GPU's own bandwidth, from the H200 operator benchmarks
     // (validation/results/2026-11-23-h200-ops, fitted by `roofplan calibrate`); assumed to hold as fractions on
     // other generations.  Their fixed costs are Hopper's; older generations keep their launch floor.
@@ -270,6 +267,11 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
     // 2026-11-24-h200-bn-infer, op_bench's bn_infer: ResNet shapes, batch 1 to 256, three kernels a call): the
     // transform streams faster than the training class's kernels (0.36), which also compute the statistics.
     set_class(KernelClass::batch_norm_inference, 0.461, 3.2e-6);
+}
+
+/// The default profile's GEMM efficiencies per math class, launch floor and measured tables, by generation.
+constexpr void default_generation(EfficiencyProfile& p, const Device& d) {
+    const auto set = [&](MathClass m, double v) { p.gemm[static_cast<std::size_t>(m)] = v; };
     switch (d.architecture) {
         case Architecture::kepler:
             set(MathClass::fp32, 0.75);
@@ -330,6 +332,18 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
             p.measured_gemm_source = FixedString<127>(measured_gemm_h200_source);
             break;
     }
+}
+
+}  // namespace detail
+
+constexpr EfficiencyProfile default_profile(const Device& d) {
+    EfficiencyProfile p;
+    p.source = FixedString<127>("default (").append(to_string(d.architecture)).append(" generation)");
+    for (MathClass m : all_math_classes) p.gemm[static_cast<std::size_t>(m)] = 0.75;  // classes it lacks are unused
+    const bool hbm = d.memory_type.view().starts_with("HBM");
+    p.memory = hbm ? 0.88 : 0.85;
+    detail::default_kernel_classes(p, d);
+    detail::default_generation(p, d);
     return p;
 }
 
