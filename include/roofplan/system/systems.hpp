@@ -46,12 +46,14 @@ inline void cube_mesh(System& s) {
     s.nvlink_gb_s = 25;
 }
 
-inline std::vector<System> make_builtin_systems() {
-    std::vector<System> all;
-    const std::vector<int> two_sockets_8{0, 0, 0, 0, 1, 1, 1, 1};
+/// GPU pairs 0-3 on socket 0, 4-7 on socket 1: the 8-GPU servers' host layout.
+inline std::vector<int> two_sockets_8() { return {0, 0, 0, 0, 1, 1, 1, 1}; }
+
+/// The V100 and POWER9 servers of the source benchmarks (SPEC.md section 2).
+inline void add_volta_servers(std::vector<System>& all) {
     {
         System s = base("dgx1v", "NVIDIA DGX-1 with 8x V100 SXM2 (hybrid cube-mesh)", "v100-sxm2-32gb", 8,
-                        two_sockets_8, pcie_x16_gb_s(3));
+                        two_sockets_8(), pcie_x16_gb_s(3));
         cube_mesh(s);
         s.socket_bus_gb_s = 19.2;  // one QPI link at 9.6 GT/s (Xeon E5-2698 v4)
         s.network = {"4x InfiniBand EDR", 50.0, 0, 5e-6};
@@ -63,7 +65,7 @@ inline std::vector<System> make_builtin_systems() {
     }
     {
         System s = base("aws-p3dn", "AWS p3dn.24xlarge: 8x V100 SXM2 32 GB (DGX-1V cube-mesh), 100 Gbit/s Ethernet",
-                        "v100-sxm2-32gb", 8, two_sockets_8, pcie_x16_gb_s(3));
+                        "v100-sxm2-32gb", 8, two_sockets_8(), pcie_x16_gb_s(3));
         cube_mesh(s);
         s.socket_bus_gb_s = 20.8;  // UPI 10.4 GT/s (Xeon Platinum 8175M)
         s.network = {"100 Gbit/s Ethernet (ENA, TCP)", 12.5, 1.25, 30e-6};
@@ -100,16 +102,20 @@ inline std::vector<System> make_builtin_systems() {
         s.cpu_source = "IBM Redpaper REDP-5494: 8335-GTH with 2x POWER9 of 16 or 20 cores; 20 cores at 2.4 GHz assumed";
         all.push_back(s);
     }
+}
+
+/// PCIe servers and workstations: GeForce, Quadro, Tesla and A100 PCIe cards, and the SR670 V2's SXM4 board.
+inline void add_pcie_systems(std::vector<System>& all) {
     {
         System s = base("exxact-ts4", "Exxact TensorEX TS4: 8x RTX 2080 Ti on PCIe Gen3, 2 sockets", "rtx2080ti", 8,
-                        two_sockets_8, pcie_x16_gb_s(3));
+                        two_sockets_8(), pcie_x16_gb_s(3));
         s.socket_bus_gb_s = 20.8;
         s.source = "Exxact TS4-1910483 product page: 8 GPUs on PCIe 3.0 x16, dual Xeon Scalable (UPI 10.4 GT/s)";
         all.push_back(s);
     }
     {
         System s = base("sr670v2-a100-pcie", "Lenovo ThinkSystem SR670 V2: 8x A100 PCIe 80 GB", "a100-pcie-80gb", 8,
-                        two_sockets_8, pcie_x16_gb_s(4));
+                        two_sockets_8(), pcie_x16_gb_s(4));
         s.socket_bus_gb_s = 3 * 22.4;  // three UPI links at 11.2 GT/s (Xeon Ice Lake)
         s.source = "Lenovo Press LP1392 (SR670 V2): PCIe Gen4 x16 per GPU through PCIe switches, dual Xeon Ice Lake";
         s.cpu = {"Intel Xeon Platinum 8360Y", 2, 36, 2.4};
@@ -154,9 +160,13 @@ inline std::vector<System> make_builtin_systems() {
         s.cpu_source = "SPEC.md section 4 (2x Xeon Gold 6150); Intel ARK: Xeon Gold 6150, 18 cores, 2.7 GHz";
         all.push_back(s);
     }
+}
+
+/// The NVSwitch and NVLink4 servers of the Ampere and Hopper generations.
+inline void add_ampere_hopper_servers(std::vector<System>& all) {
     {
         System s = base("dgx-a100", "NVIDIA DGX A100: 8x A100 SXM4 80 GB on 6 NVSwitches", "a100-sxm4-80gb", 8,
-                        two_sockets_8, pcie_x16_gb_s(4));
+                        two_sockets_8(), pcie_x16_gb_s(4));
         s.switch_gb_s = 12 * 25.0;
         s.socket_bus_gb_s = 4 * 32.0;  // AMD Infinity Fabric between the two EPYC 7742
         s.network = {"8x InfiniBand HDR", 200.0, 0, 5e-6};
@@ -167,7 +177,7 @@ inline std::vector<System> make_builtin_systems() {
         all.push_back(s);
     }
     {
-        System s = base("dgx-h100", "NVIDIA DGX H100: 8x H100 SXM5 on 4 NVSwitches", "h100-sxm", 8, two_sockets_8,
+        System s = base("dgx-h100", "NVIDIA DGX H100: 8x H100 SXM5 on 4 NVSwitches", "h100-sxm", 8, two_sockets_8(),
                         pcie_x16_gb_s(5));
         s.switch_gb_s = 18 * 25.0;
         s.socket_bus_gb_s = 4 * 32.0;
@@ -190,7 +200,7 @@ inline std::vector<System> make_builtin_systems() {
         all.push_back(s);
     }
     {
-        System s = base("hgx-h200-8", "HGX H200 8-GPU: 8x H200 on NVSwitch", "h200", 8, two_sockets_8,
+        System s = base("hgx-h200-8", "HGX H200 8-GPU: 8x H200 on NVSwitch", "h200", 8, two_sockets_8(),
                         pcie_x16_gb_s(5));
         s.switch_gb_s = 18 * 25.0;
         s.socket_bus_gb_s = 4 * 32.0;
@@ -200,6 +210,13 @@ inline std::vector<System> make_builtin_systems() {
         all.push_back(s);
     }
     for (const System& s : all) s.validate();
+}
+
+inline std::vector<System> make_builtin_systems() {
+    std::vector<System> all;
+    add_volta_servers(all);
+    add_pcie_systems(all);
+    add_ampere_hopper_servers(all);
     return all;
 }
 }  // namespace detail
