@@ -5,7 +5,9 @@
   in C++ by roofplan._core.cpp_predict_seconds;
 * roofplan.predict() from Python with a loaded model (headline figures; the JSON is made only when read);
 * the same plus to_dict() (the whole of `predict --json`: every layer);
-* roofplan.sweep() over 10,000 configurations (20 devices x 5 precisions x 2 modes x 50 batches).
+* roofplan.sweep() over 10,000 configurations (20 devices x 5 precisions x 2 modes x 50 batches; the library
+  refuses the combinations a GPU lacks), and over 10,000 that all predict (5 Ampere/Hopper GPUs x 4 precisions x
+  2 modes x 250 batches), with and without the memory estimate.
 
 Medians of several rounds.  Prints a table, and with --json writes the figures with the machine and versions.
 
@@ -61,9 +63,19 @@ def main():
     figures["sweep_s"] = time.perf_counter() - start
     figures["sweep_configurations"] = len(records)
     figures["sweep_refused"] = sum("error" in r for r in records)
+    # 10,000 configurations every one of which predicts (Ampere and Hopper: every precision but int8 in training).
+    supported = ["a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie", "h200"]
+    for memory in (True, False):
+        start = time.perf_counter()
+        records = roofplan.sweep(model, devices=supported, batches=list(range(1, 251)),
+                                 precisions=["fp32", "tf32", "amp-fp16", "amp-bf16"], modes=["train", "infer"],
+                                 memory=memory)
+        key = "sweep_supported_s" if memory else "sweep_supported_no_memory_s"
+        figures[key] = time.perf_counter() - start
+        assert len(records) == 10_000 and not any("error" in r for r in records)
     figures["python_over_cpp"] = figures["python_predict_s"] / figures["cpp_predict_s"]
     for k, v in figures.items():
-        print(f"{k:28s} {v * 1e6:12.1f} us" if k.endswith("_s") and k != "sweep_s" else f"{k:28s} {v:12.4g}")
+        print(f"{k:28s} {v * 1e6:12.1f} us" if k.endswith("_s") and not k.startswith("sweep") else f"{k:28s} {v:12.4g}")
     if args.json:
         sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
