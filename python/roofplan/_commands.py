@@ -83,7 +83,20 @@ def run(*args):
     return _core.run_cli([_text("argument", a) for a in args])
 
 
+def _profile_file(options):
+    """profile= may be a calibrated profile itself (calibrate()'s result, or its dict): written to the scratch
+    folder, and the command reads it like any profile file."""
+    profile = options.get("profile")
+    if isinstance(profile, (Result, dict)):
+        data = profile.to_dict() if isinstance(profile, Result) else profile
+        path = _scratch(f"profile-{abs(hash(json.dumps(data, sort_keys=True)))}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        options["profile"] = path
+
+
 def _command(command, positional=(), **options):
+    _profile_file(options)
     table = _options(command)
     machine = "json" in table and not options.get("csv")
     chart = None
@@ -293,6 +306,7 @@ def predict(model=None, device=None, **options):
     on a system (``system=``, ``gpus=``, ...) the command's system result.  Options as the command's flags:
     ``batch``, ``precision``, ``mode``, ``optimizer``, ``runtime``, ``profile``, ``input_source``, ..."""
     options = {k: v for k, v in options.items() if v is not None and v is not False}
+    _profile_file(options)
     if device is not None:
         options["device"] = device
     if isinstance(model, Model) and set(options) & _MODEL_SOURCE:
@@ -327,6 +341,7 @@ def sweep(model, devices, batches, precisions=("fp32",), modes=("train",), memor
     if unknown:
         raise TypeError(f"sweep() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     core = _model_of(model, {})
+    _profile_file(options)
     request = _request(options)
     request.memory = bool(memory)
     records = _core.sweep(core, listed("devices", devices, str), listed("batches", batches, int),

@@ -151,3 +151,17 @@ def test_sweep_without_memory_has_the_same_times():
     for a, b in zip(full, quick):
         assert "memory_bytes" in a and "memory_bytes" not in b and "fits" not in b
         assert a["step_time_s"] == b["step_time_s"]
+
+
+def test_a_calibrated_profile_goes_straight_to_predict(source_dir, tmp_path):
+    files = [os.path.join(source_dir, f) for f in ("validation/results/2026-11-21-h200/gemm_h200.json",
+                                                   "validation/results/2026-11-21-h200/bandwidth_h200.json")]
+    profile = roofplan.calibrate(*files, device="h200")
+    path = tmp_path / "profile.json"
+    fitted = roofplan.predict("resnet50", device="h200", batch=64, profile=profile)
+    path.write_text(profile.to_json())
+    from_file = roofplan.predict("resnet50", device="h200", batch=64, profile=str(path))
+    a, b = fitted.to_dict(), from_file.to_dict()
+    assert a.pop("profile").endswith(".json") and b.pop("profile") == str(path)  # a profile's source is its file
+    assert a == b
+    assert a["step_time_s"] != roofplan.predict("resnet50", device="h200", batch=64).step_time_s
