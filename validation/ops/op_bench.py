@@ -942,11 +942,10 @@ def wall_per_iter(env, body, iters, warm=50):
     return host / iters, total / iters, (gpu / iters if gpu else None)
 
 
-def host_cases(R):
+def host_recorder(R, out, iters):
+    """rec(name, body, ...): one host case timed (issue and wall time per op, kernels per op) into `out`, which is
+    the report's "host" list."""
     env = R.env
-    dev = env.dev
-    iters = 20000 if env.cuda else 300
-    out = []
 
     def rec(name, body, ops_per_iter=1, note="", iters=iters, kernels=True):
         if env.left() < 0:
@@ -971,6 +970,16 @@ def host_cases(R):
             print(f"host {name}: ERROR {e}", file=sys.stderr)
         R.doc["host"] = out
         R.save()
+
+    return rec
+
+
+def host_cases(R):
+    env = R.env
+    dev = env.dev
+    iters = 20000 if env.cuda else 300
+    out = R.doc.setdefault("host", [])
+    rec = host_recorder(R, out, iters)
 
     x = torch.randn(1024, device=dev)
     y = torch.randn(1024, device=dev)
@@ -1282,16 +1291,50 @@ def cases_pool(R):
                 autograd_pair(R, rec, (make, fn), ref, rec["bytes_fwd"], rec["bytes_bwd"], tol)
 
 
+def scaler_host_cases(R):
+    """GradScaler's host cost per parameter tensor (torch/amp/grad_scaler.py): `scaler.step(opt)` unscales the
+    gradients (a Python loop over the parameters grouping them by device and dtype, one foreach kernel), reads
+    found_inf on the host (.item(): a sync), then steps; `scaler.update()` adjusts the scale.  Timed against the
+    optimizer's step alone at 16, 64 and 256 tensors (tiny tensors: the GPU is never the bottleneck); the
+    difference's slope is the scaler's per-tensor host cost, its intercept the fixed part."""
+    env = R.env
+    dev = env.dev
+    iters = 4000 if env.cuda else 100
+    out = R.doc.setdefault("host", [])
+    rec = host_recorder(R, out, iters)
+    for kind in ("sgd", "adamw"):
+        for n in (16, 64, 256):
+            ps = [torch.nn.Parameter(torch.randn(256, device=dev)) for _ in range(n)]
+            for p in ps:
+                p.grad = torch.randn_like(p) * 1e-3
+            opt = (torch.optim.SGD(ps, lr=0.01, momentum=0.9, foreach=True) if kind == "sgd"
+                   else torch.optim.AdamW(ps, lr=1e-3, foreach=True))
+            scaler = (torch.amp.GradScaler(dev, enabled=env.cuda) if hasattr(torch.amp, "GradScaler")
+                      else torch.cuda.amp.GradScaler(enabled=env.cuda))  # torch < 2.3
+            scaler.scale(torch.ones((), device=dev))  # the scale is made by the first scale(loss)
+
+            def scaled_step(scaler=scaler, opt=opt):
+                scaler.step(opt)
+                scaler.update()
+
+            few = max(20, iters // max(1, n // 16))
+            rec(f"{kind} step (foreach), {n} tensors of 256, alone", opt.step, iters=few)
+            out[-1].update({"optimizer": kind, "impl": "foreach", "tensors": n, "scaler": False})
+            rec(f"{kind} step (foreach) with GradScaler step and update, {n} tensors of 256", scaled_step, iters=few)
+            out[-1].update({"optimizer": kind, "impl": "foreach", "tensors": n, "scaler": True})
+
+
 GROUPS = {
     "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
     "bn": cases_batchnorm, "bn_infer": cases_batchnorm_infer, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
     "embedding": cases_embedding, "ce": cases_cross_entropy, "optim": cases_optimizer, "memset": cases_memset,
     "gemm": cases_gemm, "sdpa": cases_sdpa, "sdpa_dropout": lambda R: cases_sdpa(R, dropout=True),
     "pool": cases_pool, "autocast_host": autocast_host_cases,
-    "compiled_host": compiled_host_cases,
+    "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases,
 }
 ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
-         "optim", "memset", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host"]
+         "optim", "memset", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
+         "scaler_host"]
 
 
 def main():
