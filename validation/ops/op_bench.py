@@ -1295,13 +1295,14 @@ def scaler_host_cases(R):
     """GradScaler's host cost per parameter tensor (torch/amp/grad_scaler.py): `scaler.step(opt)` unscales the
     gradients (a Python loop over the parameters grouping them by device and dtype, one foreach kernel), reads
     found_inf on the host (.item(): a sync), then steps; `scaler.update()` adjusts the scale.  Timed against the
-    optimizer's step alone at 16, 64 and 256 tensors (tiny tensors: the GPU is never the bottleneck); the
-    difference's slope is the scaler's per-tensor host cost, its intercept the fixed part."""
+    optimizer's step alone at 16, 64 and 256 tensors (tiny tensors: the GPU is never the bottleneck) in
+    interleaved rounds of the pair (interleaved_host: the host runs at two speeds that switch within seconds, so
+    the two must share every round); per round the difference, and its median over the rounds.  The line through
+    the three tensor counts gives the scaler's per-tensor cost (slope) and its fixed part (intercept):
+    `roofplan calibrate` fits them (HostCosts::scaler_per_tensor_s, scaler_s)."""
     env = R.env
     dev = env.dev
-    iters = 4000 if env.cuda else 100
-    out = R.doc.setdefault("host", [])
-    rec = host_recorder(R, out, iters)
+    out = []
     for kind in ("sgd", "adamw"):
         for n in (16, 64, 256):
             ps = [torch.nn.Parameter(torch.randn(256, device=dev)) for _ in range(n)]
@@ -1317,11 +1318,22 @@ def scaler_host_cases(R):
                 scaler.step(opt)
                 scaler.update()
 
-            few = max(20, iters // max(1, n // 16))
-            rec(f"{kind} step (foreach), {n} tensors of 256, alone", opt.step, iters=few)
-            out[-1].update({"optimizer": kind, "impl": "foreach", "tensors": n, "scaler": False})
-            rec(f"{kind} step (foreach) with GradScaler step and update, {n} tensors of 256", scaled_step, iters=few)
-            out[-1].update({"optimizer": kind, "impl": "foreach", "tensors": n, "scaler": True})
+            # About 20 ms a block (AdamW at 256 tensors ~3 ms a step on this host), so a round is well under the
+            # seconds between the host's speed changes.
+            iters = max(4, (1200 if kind == "sgd" else 400) // n) if env.cuda else 3
+            bodies = {"alone": opt.step, "scaler": scaled_step}
+            med, per = interleaved_host(env, bodies, iters, rounds=15 if env.cuda else 2)
+            diffs = [b - a for a, b in zip(per["alone"], per["scaler"])]
+            out.append({"case": f"scaler: {kind}, {n} tensors of 256", "optimizer": kind, "impl": "foreach",
+                        "tensors": n, "iters": iters, "host_us_step_alone": med["alone"] * 1e6,
+                        "host_us_with_scaler": med["scaler"] * 1e6,
+                        "host_us_per_op": statistics.median(diffs) * 1e6,
+                        "host_us_rounds_alone": [x * 1e6 for x in per["alone"]],
+                        "host_us_rounds_with_scaler": [x * 1e6 for x in per["scaler"]]})
+            print(f"scaler ({kind}, {n} tensors): step alone {med['alone'] * 1e6:.1f} us, scaler adds "
+                  f"{statistics.median(diffs) * 1e6:.1f} us (median of {len(diffs)} paired rounds)", file=sys.stderr)
+    R.doc["scaler_host"] = out
+    R.save(force=True)
 
 
 GROUPS = {
