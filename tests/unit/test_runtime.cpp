@@ -267,6 +267,48 @@ TEST_CASE("a Program (lowered at batches 1 and 2) equals a direct lowering at an
     }
 }
 
+TEST_CASE("the simulation's shortcuts: streaming kernels timed from bytes and FLOPs, host costs kept per host") {
+    const Device& d = find_device("h200");
+    const EfficiencyProfile profile = default_profile(d);
+    const Roofline r(d, profile, MathClass::bf16_tensor);
+    const Model m = models::build("resnet50");
+    const Program program(m, {Precision::amp_bf16, Mode::train, Optimizer::sgd}, Runtime::eager);
+    std::size_t streaming = 0;
+    for (std::size_t i = 0; i < program.size(); ++i) {
+        const Kernel k = program.kernel(i, 32);
+        CHECK(program.streaming(i) == Roofline::is_streaming(k));
+        if (!program.streaming(i)) continue;
+        ++streaming;
+        // The shortcut gives what the full rules give the whole kernel, figure for figure.
+        const KernelTime full = r.matrix_time(k);
+        const Program::Stream s = program.stream(i, 32);
+        const KernelTime quick = r.stream_time(k.kind, s.vector_flops, s.bytes);
+        CHECK(quick.total_s == full.total_s);
+        CHECK(quick.compute_s == full.compute_s);
+        CHECK(quick.memory_s == full.memory_s);
+        CHECK(quick.flops == full.flops);
+        CHECK(quick.bytes == full.bytes);
+        CHECK(quick.bound == full.bound);
+        CHECK(quick.launches == full.launches);
+    }
+    CHECK(streaming > program.size() / 2);  // most of an eager step's kernels are streaming ones
+
+    // A Predictor keeps its programs' host costs per host: alternating two hosts gives each its own figures.
+    const Predictor predictor(m);
+    EfficiencyProfile slow = profile;
+    slow.host.module_s *= 3;
+    slow.host.backward_s *= 3;
+    const PredictRequest request{.batch = 8, .precision = Precision::amp_bf16, .estimate_memory = false,
+                                 .per_layer = false, .runtime = Runtime::eager};
+    const Prediction a = predictor(d, profile, request);
+    const Prediction b = predictor(d, slow, request);
+    const Prediction a2 = predictor(d, profile, request);
+    CHECK(b.host_s > a.host_s * 1.5);
+    CHECK(a2.host_s == a.host_s);
+    CHECK(a2.throughput_samples_per_s == a.throughput_samples_per_s);
+    CHECK(Predictor(m)(d, slow, request).host_s == b.host_s);
+}
+
 TEST_CASE("fused attention: executed key blocks under a causal mask, SMs left idle at batch 1, compute plus memory") {
     const Device& d = find_device("h200");
     const Roofline r(d, default_profile(d), MathClass::bf16_tensor);

@@ -97,6 +97,8 @@ struct HostCosts {
     double compiled_backward_kernel_s = 38.8e-6; ///< per kernel of a compiled backward (its autograd node's
                                                  ///< share and AccumulateGrad nodes included), launch excluded
     FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
+
+    [[nodiscard]] bool operator==(const HostCosts&) const = default;
 };
 
 /// Efficiency parameters of one device.  Fractions are of the datasheet peak (compute) or bandwidth (memory).

@@ -419,9 +419,9 @@ private:
         const bool keep = request.per_layer || request.kernels;
         Timeline t;
         if (request.runtime == Runtime::eager) {  // lowered once per settings, evaluated at the batch
-            const Program& program = program_for(step);
-            t = simulate(program, request.batch, roofline, profile.host, keep);
-            fallbacks = program.fallbacks();
+            const auto [program, costs] = program_for(step, profile.host);
+            t = simulate(*program, request.batch, roofline, profile.host, *costs, keep);
+            fallbacks = program->fallbacks();
         } else {
             LoweredStep lowered = lower(*model_, request.batch, step, request.runtime);
             t = simulate(lowered.kernels, roofline, profile.host, keep);
@@ -457,13 +457,24 @@ private:
         if (request.kernels) out.kernels = std::move(t.kernels);
     }
 
-    /// The eager program of these settings, lowered on first use (a Predictor's copies share the cache).
-    const Program& program_for(const StepConfig& step) const {
+    /// The eager program of these settings, lowered on first use (a Predictor's copies share the cache), and its
+    /// kernels' host costs for `host`, computed on first use with that host (the last few hosts are kept).
+    std::pair<const Program*, std::shared_ptr<const std::vector<double>>> program_for(const StepConfig& step,
+                                                                                     const HostCosts& host) const {
         const std::lock_guard<std::mutex> lock(cache_->mutex);
-        for (const auto& [key, program] : cache_->programs)
-            if (key.precision == step.precision && key.mode == step.mode && key.optimizer == step.optimizer) return *program;
-        cache_->programs.emplace_back(step, std::make_unique<Program>(*model_, step, Runtime::eager));
-        return *cache_->programs.back().second;
+        const Program* program = nullptr;
+        for (const auto& [key, p] : cache_->programs)
+            if (key.precision == step.precision && key.mode == step.mode && key.optimizer == step.optimizer) program = p.get();
+        if (program == nullptr) {
+            cache_->programs.emplace_back(step, std::make_unique<Program>(*model_, step, Runtime::eager));
+            program = cache_->programs.back().second.get();
+        }
+        auto& kept = cache_->host_costs;
+        for (const auto& [p, h, costs] : kept)
+            if (p == program && h == host) return {program, costs};
+        if (kept.size() == ProgramCache::kept_host_costs) kept.erase(kept.begin());
+        kept.emplace_back(program, host, std::make_shared<const std::vector<double>>(host_costs(*program, host)));
+        return {program, std::get<2>(kept.back())};
     }
 
     /// The bound of a simulated step: the host when the GPU waits for it more than a third of the step, else
@@ -575,6 +586,8 @@ private:
     struct ProgramCache {
         std::mutex mutex;
         std::vector<std::pair<StepConfig, std::unique_ptr<Program>>> programs;
+        static constexpr std::size_t kept_host_costs = 8;
+        std::vector<std::tuple<const Program*, HostCosts, std::shared_ptr<const std::vector<double>>>> host_costs;
         std::vector<std::pair<MaxBatchKey, memory::MaxBatch>> max_batches;
     };
     std::shared_ptr<ProgramCache> cache_ = std::make_shared<ProgramCache>();

@@ -7,6 +7,7 @@
 // them.  A unit test checks the result against a direct lowering at other batches.
 #pragma once
 
+#include <roofplan/engine/roofline.hpp>
 #include <roofplan/runtime/runtime.hpp>
 
 #include <cstdint>
@@ -35,6 +36,9 @@ public:
                  b.images - a.images, b.rows - a.rows};
         }
         fallbacks_ = std::move(one.fallbacks);
+        streaming_.resize(base_.size());
+        for (std::size_t i = 0; i < base_.size(); ++i)
+            streaming_[i] = Roofline::is_streaming(base_[i]) && slope_[i].macs == 0;
     }
 
     /// Kernel `i` at `batch` (what a simulation reads one kernel at a time, without the whole step's copy).
@@ -53,6 +57,21 @@ public:
         k.images += s.images * extra;
         k.rows += s.rows * extra;
         return k;
+    }
+    /// Kernel `i`'s fields that do not depend on the batch (its class, part, host operation, shapes' keys).
+    [[nodiscard]] const Kernel& structure(std::size_t i) const { return base_[i]; }
+    /// Whether kernel `i` is a streaming one at every batch (Roofline::is_streaming): timed from `stream` alone.
+    [[nodiscard]] bool streaming(std::size_t i) const { return streaming_[i] != 0; }
+    /// What a streaming kernel's time depends on, at `batch` (the same sums as `kernel(i, batch)`'s fields).
+    struct Stream {
+        double vector_flops, bytes;
+    };
+    [[nodiscard]] Stream stream(std::size_t i, std::int64_t batch) const {
+        const Kernel& k = base_[i];
+        const Slope& s = slope_[i];
+        const double extra = static_cast<double>(batch) - 1.0;
+        const double read = k.bytes_read + s.bytes_read * extra, written = k.bytes_written + s.bytes_written * extra;
+        return {k.vector_flops + s.vector_flops * extra, read + written};
     }
     /// The kernels at `batch` (written into `out`, reusing its storage).
     void at(std::int64_t batch, std::vector<Kernel>& out) const {
@@ -73,6 +92,7 @@ private:
     };
     std::vector<Kernel> base_;
     std::vector<Slope> slope_;
+    std::vector<std::uint8_t> streaming_;
     std::vector<std::string> fallbacks_;
 };
 

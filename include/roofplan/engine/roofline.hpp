@@ -193,8 +193,34 @@ public:
     }
 
     /// The time of one kernel of a runtime: GEMMs and convolutions as above, fused attention by `attention`,
-    /// memory-bound classes at their class's bandwidth, each with its class's fixed GPU cost.
+    /// memory-bound classes at their class's bandwidth, each with its class's fixed GPU cost.  Most of a step's
+    /// kernels are streaming ones (no matrix work, no measured shape): their time is inlined into the simulation's
+    /// loop, the rest is `matrix_time` (the same arithmetic for a streaming kernel: a unit test compares them).
     [[nodiscard]] KernelTime time(const Kernel& k) const {
+        if (!is_streaming(k)) [[unlikely]] return matrix_time(k);
+        return stream_time(k.kind, k.vector_flops, k.bytes());
+    }
+    /// Whether a kernel is timed by `stream_time`: no matrix work, no measured shape, not attention.
+    [[nodiscard]] static constexpr bool is_streaming(const Kernel& k) {
+        return !(k.macs > 0 || k.conv_shape != 0 || k.gemm_shape != 0 || k.kind == KernelClass::attention);
+    }
+    /// A kernel without matrix work, measured shape or attention: its vector FLOPs and its bytes at its class's
+    /// bandwidth, plus the class's fixed cost.
+    [[nodiscard]] KernelTime stream_time(KernelClass kind, double vector_flops, double bytes) const {
+        const auto c = static_cast<std::size_t>(kind);
+        KernelTime t;
+        t.bytes = bytes;
+        t.compute_s = vector_flops * s_per_flop_;
+        t.memory_s = t.bytes * (is_matrix(kind) ? s_per_byte_ : class_s_per_byte_[c]);
+        const double busy = std::max(t.compute_s, t.memory_s);
+        t.launch_s = class_fixed_s_[c];
+        t.total_s = busy + t.launch_s;
+        t.flops = vector_flops;
+        t.bound = t.launch_s >= busy ? Bound::latency : t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
+        return t;
+    }
+    /// Any kernel, by the full rules (what `time` does for kernels with matrix work, a measured shape or attention).
+    [[gnu::noinline]] [[nodiscard]] KernelTime matrix_time(const Kernel& k) const {
         const auto c = static_cast<std::size_t>(k.kind);
         KernelTime t;
         t.bytes = k.bytes();

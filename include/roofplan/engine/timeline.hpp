@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace roofplan {
@@ -67,28 +68,31 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
     return t + h.launch_s + k.host_tensors * (k.adam_bookkeeping ? h.adam_per_tensor_s : h.per_tensor_s);
 }
 
-/// Simulates the `count` kernels of one step, `kernel(i)` giving the i-th, on a device (`roofline`) driven by a
-/// host (`host`).  Kernels after a CUDA graph's launch cost the host nothing until the next one.
-template <class KernelAt>
-Timeline simulate_each(std::size_t count, KernelAt&& kernel, const Roofline& roofline, const HostCosts& host,
-                       bool keep_kernels) {
+/// Simulates the kernels of one step on a device (`roofline`) driven by a host (`host`).  `steps` gives them:
+/// `size()`, `structure(i)` (the i-th kernel's fields that do not depend on the batch: its class, part, host
+/// operation), `time(i, roofline)`, `host_cost(i, host)` and `kernel(i)` (the whole kernel, read only when the
+/// kernels are kept).
+/// Kernels after a CUDA graph's launch cost the host nothing until the next one.
+template <class Steps>
+Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostCosts& host, bool keep_kernels) {
     Timeline out;
+    const std::size_t count = steps.size();
     double launches = 0;
     if (keep_kernels) out.kernels.reserve(count);
     double cpu = 0, gpu = 0;
     bool in_graph = false;
     for (std::size_t i = 0; i < count; ++i) {
-        const Kernel& k = kernel(i);
+        const Kernel& k = steps.structure(i);
         if (k.host == HostOp::graph) in_graph = true;
         else if (k.host != HostOp::none || k.part == StepPart::optimizer) in_graph = false;
-        const KernelTime t = roofline.time(k);
+        const KernelTime t = steps.time(i, roofline);
         if (t.launches == 0) continue;  // part of a measured convolution pass, counted and timed with it
         if (k.sync_before) cpu = std::max(cpu, gpu) + host.sync_s;
         // A measured convolution pass that launches several kernels (cuDNN's FFT, Winograd): each further one is
         // one more launch from the host (or node of the graph).
         const double further = t.launches - 1;
         cpu += in_graph && k.host != HostOp::graph ? host.graph_node_s * t.launches
-                                                   : host_cost(k, host) + further * host.launch_s;
+                                                   : steps.host_cost(i, host) + further * host.launch_s;
         launches += t.launches;
         const double start = std::max(cpu, gpu);
         gpu = start + t.total_s;
@@ -98,7 +102,7 @@ Timeline simulate_each(std::size_t count, KernelAt&& kernel, const Roofline& roo
         out.bound_s[t.bound] += t.total_s;
         out.flops += t.flops;
         out.bytes += t.bytes;
-        if (keep_kernels) out.kernels.push_back({k, t, cpu, start});
+        if (keep_kernels) out.kernels.push_back({steps.kernel(i), t, cpu, start});
     }
     out.kernel_count = static_cast<std::size_t>(launches + 0.5);
     out.host_s = cpu + host.sync_s;
@@ -110,14 +114,48 @@ Timeline simulate_each(std::size_t count, KernelAt&& kernel, const Roofline& roo
 /// Simulates the kernels of one step (see simulate_each).
 inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roofline, const HostCosts& host,
                          bool keep_kernels = false) {
-    return simulate_each(kernels.size(), [&](std::size_t i) -> const Kernel& { return kernels[i]; }, roofline, host,
-                         keep_kernels);
+    struct Steps {
+        const std::vector<Kernel>& kernels;
+        [[nodiscard]] std::size_t size() const { return kernels.size(); }
+        [[nodiscard]] const Kernel& structure(std::size_t i) const { return kernels[i]; }
+        [[nodiscard]] const Kernel& kernel(std::size_t i) const { return kernels[i]; }
+        [[nodiscard]] KernelTime time(std::size_t i, const Roofline& r) const { return r.time(kernels[i]); }
+        [[nodiscard]] double host_cost(std::size_t i, const HostCosts& h) const { return roofplan::host_cost(kernels[i], h); }
+    };
+    return simulate_each(Steps{kernels}, roofline, host, keep_kernels);
 }
-/// Simulates a lowered program's kernels at `batch`, evaluating each as the simulation reaches it.
+/// The host's cost before each of a program's kernels (host_cost), which do not depend on the batch: a sweep
+/// computes them once per host and passes them to `simulate`.
+inline std::vector<double> host_costs(const Program& program, const HostCosts& host) {
+    std::vector<double> out(program.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = host_cost(program.structure(i), host);
+    return out;
+}
+/// Simulates a lowered program's kernels at `batch`, evaluating each as the simulation reaches it: a streaming
+/// kernel from its bytes and FLOPs alone, any other as the whole kernel at that batch.  `costs` are
+/// host_costs(program, host).
+inline Timeline simulate(const Program& program, std::int64_t batch, const Roofline& roofline, const HostCosts& host,
+                         std::span<const double> costs, bool keep_kernels = false) {
+    if (costs.size() != program.size()) detail::fail("internal error: host costs for another program");
+    struct Steps {
+        const Program& program;
+        std::int64_t batch;
+        std::span<const double> costs;
+        [[nodiscard]] double host_cost(std::size_t i, const HostCosts&) const { return costs[i]; }
+        [[nodiscard]] std::size_t size() const { return program.size(); }
+        [[nodiscard]] const Kernel& structure(std::size_t i) const { return program.structure(i); }
+        [[nodiscard]] Kernel kernel(std::size_t i) const { return program.kernel(i, batch); }
+        [[nodiscard]] KernelTime time(std::size_t i, const Roofline& r) const {
+            if (!program.streaming(i)) return r.matrix_time(program.kernel(i, batch));
+            const Program::Stream s = program.stream(i, batch);
+            return r.stream_time(program.structure(i).kind, s.vector_flops, s.bytes);
+        }
+    };
+    return simulate_each(Steps{program, batch, costs}, roofline, host, keep_kernels);
+}
 inline Timeline simulate(const Program& program, std::int64_t batch, const Roofline& roofline, const HostCosts& host,
                          bool keep_kernels = false) {
-    return simulate_each(program.size(), [&](std::size_t i) { return program.kernel(i, batch); }, roofline, host,
-                         keep_kernels);
+    return simulate(program, batch, roofline, host, host_costs(program, host), keep_kernels);
 }
 
 }  // namespace roofplan
