@@ -14,8 +14,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <filesystem>
 #include <iostream>
+#include <list>
 #include <map>
 #include <string>
 #include <tuple>
@@ -59,18 +63,54 @@ inline void add_size_options(CLI::App* app, io::ModelSource& s) {
         ->check(integer_in(1, OptionLimits::max_image_size));
 }
 
-/// The model a command names; a file is read once per process (compare resolves the model for every system), and
-/// the operators an ONNX import left out are reported on stderr.
+/// The warning for an operator an ONNX import left out (the CLI prints it after "roofplan: warning: "; the Python
+/// package makes it a Python warning with the same text).
+inline std::string skipped_operator_warning(const std::string& model_file, const io::SkippedOperator& u) {
+    return joined(model_file, ": ", std::to_string(u.count), "x ", u.op_type, " not counted (", u.reason, "; first: '",
+                  u.first_node, "'); --strict makes this an error");
+}
+
+/// What tells one version of a model file from another without reading it: its absolute path, modification time
+/// and size (all empty for a zoo model; a file that cannot be read is keyed by its name and read to say why).
+struct FileStamp {
+    std::string path;
+    std::int64_t modified_ns = 0;
+    std::int64_t bytes = -1;
+    friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
+inline FileStamp file_stamp(const std::string& file) {
+    if (file.empty()) return {};
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+    FileStamp stamp{ec ? file : absolute.lexically_normal().string()};
+    const auto modified = std::filesystem::last_write_time(file, ec);
+    if (!ec)
+        stamp.modified_ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(modified.time_since_epoch()).count();
+    const auto bytes = std::filesystem::file_size(file, ec);
+    if (!ec) stamp.bytes = static_cast<std::int64_t>(bytes);
+    return stamp;
+}
+
+/// The model a command names; a file is read once per process and version (compare resolves the model for every
+/// system; the Python package runs many commands in one process, and a file edited or replaced since is read
+/// again), the 64 most recently used kept.  The operators an ONNX import left out are reported on stderr.
 inline const io::LoadedModel& cached_model(const io::ModelSource& s) {
-    static std::map<std::tuple<std::string, std::string, std::int64_t, std::int64_t, bool, std::vector<std::string>>,
-                    io::LoadedModel>
-        cache;
-    const auto key = std::make_tuple(s.model, s.model_file, s.seq, s.image_size, s.strict, s.inputs);
-    if (const auto it = cache.find(key); it != cache.end()) return it->second;
-    const io::LoadedModel& loaded = cache.emplace(key, io::load_model(s)).first->second;
+    using Key = std::tuple<std::string, FileStamp, std::int64_t, std::int64_t, bool, std::vector<std::string>>;
+    constexpr std::size_t capacity = 64;
+    static std::list<std::pair<Key, io::LoadedModel>> cache;  // most recently used first; references stay valid
+    const Key key{s.model, file_stamp(s.model_file), s.seq, s.image_size, s.strict, s.inputs};
+    const auto hit = std::find_if(cache.begin(), cache.end(), [&](const auto& entry) { return entry.first == key; });
+    if (hit != cache.end()) {
+        cache.splice(cache.begin(), cache, hit);
+        return cache.front().second;
+    }
+    cache.emplace_front(key, io::load_model(s));
+    if (cache.size() > capacity) cache.pop_back();  // the least recently used: no command of this run holds it
+    const io::LoadedModel& loaded = cache.front().second;
     for (const io::SkippedOperator& u : loaded.unsupported)
-        std::cerr << "roofplan: warning: " << s.model_file << ": " << u.count << "x " << u.op_type << " not counted ("
-                  << u.reason << "; first: '" << u.first_node << "'); --strict makes this an error\n";
+        std::cerr << "roofplan: warning: " << skipped_operator_warning(s.model_file, u) << '\n';
     return loaded;
 }
 
