@@ -102,16 +102,67 @@ std::shared_ptr<PyModel> load_model(const std::string& model, const std::string&
     auto m = std::make_shared<PyModel>();
     m->source = io::ModelSource{model, model_file, strict, inputs, seq, image_size};
     try {
-        if (model.empty() == model_file.empty()) throw Error("give a zoo id (model) or a file (model_file), not both");
+        if (model.empty() && model_file.empty())
+            throw Error("no model given: give a zoo id (model, see roofplan.models()) or a file (model_file)");
+        if (!model.empty() && !model_file.empty())
+            throw Error("give a zoo id (model) or a file (model_file), not both");
         if (seq < 0 || image_size < 0) throw Error("seq and image_size must be positive (0: the model's default)");
         m->loaded = std::make_shared<const io::LoadedModel>(io::load_model(m->source));
     } catch (const Error& e) {
         raise_value_error(e);
     }
     for (const io::SkippedOperator& u : m->loaded->unsupported)
-        m->warnings.push_back(model_file + ": " + std::to_string(u.count) + "x " + u.op_type + " not counted (" +
-                              u.reason + "; first: '" + u.first_node + "'); strict=True makes this an error");
+        m->warnings.push_back(cli::skipped_operator_warning(model_file, u));
     return m;
+}
+
+/// The operators an ONNX import left out, one record each: type, count, first (the first node), reason.
+py::list unsupported_of(const PyModel& m) {
+    py::list out;
+    for (const io::SkippedOperator& u : m.loaded->unsupported) {
+        py::dict entry;
+        entry["type"] = u.op_type;
+        entry["count"] = u.count;
+        entry["first"] = u.first_node;
+        entry["reason"] = u.reason;
+        out.append(std::move(entry));
+    }
+    return out;
+}
+
+/// A subcommand's CLI11 app, built once, whose options' own validators check values given from Python.
+struct CheckedCommand {
+    CLI::App app;
+    cli::Session session;
+    CLI::App* sub = nullptr;
+};
+
+/// What the CLI's check of option `name` (its long name: "seq", "loader-workers") of subcommand `command` says of
+/// `text`: the message the CLI prints ("--seq: must be an integer in [1, 16777216], got '0'"), or "" when the
+/// value passes (or the option has no check).  Python's fast paths call it, so they apply exactly the CLI's limits.
+std::string option_problem(const std::string& command, const std::string& name, std::string text) {
+    static std::map<std::string, std::unique_ptr<CheckedCommand>> apps;
+    auto it = apps.find(command);
+    if (it == apps.end()) {
+        const auto c = std::find_if(cli::all_commands.begin(), cli::all_commands.end(),
+                                    [&](const cli::Command* x) { return x->name == command; });
+        if (c == cli::all_commands.end()) throw py::value_error("no roofplan command '" + command + "'");
+        auto checked = std::make_unique<CheckedCommand>();
+        checked->sub = checked->app.add_subcommand((*c)->name, (*c)->description);
+        (*c)->attach(checked->sub, checked->session);
+        it = apps.emplace(command, std::move(checked)).first;
+    }
+    CLI::Option* option = it->second->sub->get_option_no_throw("--" + name);
+    if (!option) throw py::value_error("roofplan " + command + " has no option --" + name);
+    for (int i = 0;; ++i) {
+        const CLI::Validator* v = nullptr;
+        try {
+            v = option->get_validator(i);  // CLI11 2.1 throws past the last one (and has no count)
+        } catch (const CLI::OptionNotFound&) {
+            return {};
+        }
+        if (std::string problem = (*v)(text); !problem.empty()) return option->get_name() + ": " + problem;
+    }
 }
 
 /// One-GPU prediction options as predict's flags give them (python/roofplan/_commands.py checks types and ranges).
@@ -197,6 +248,7 @@ py::list sweep_all(const std::shared_ptr<PyModel>& m, const std::vector<std::str
                     error = cli::message_of(e);
                 }
                 for (std::int64_t batch : batches) {
+                    if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C ends a long sweep
                     py::dict rec;
                     rec["device"] = device;
                     rec["precision"] = precision;
@@ -230,8 +282,11 @@ py::list sweep_all(const std::shared_ptr<PyModel>& m, const std::vector<std::str
 }
 
 /// What one C++ call of the library costs, measured here so that Python's overhead can be told apart
-/// (tests/test_speed.py): the median of `rounds` rounds of `calls` predictions, seconds per prediction.
+/// (python/bench/bench_predict.py): the median of `rounds` rounds of `calls` predictions, seconds per prediction.
 double cpp_predict_seconds(const std::shared_ptr<PyModel>& m, const Request& q, int calls, int rounds) {
+    if (calls < 1 || rounds < 1)
+        throw py::value_error("cpp_predict_seconds: calls and rounds must be at least 1, got calls=" +
+                              std::to_string(calls) + ", rounds=" + std::to_string(rounds));
     const cli::PredictOptions o = q.options();
     std::vector<double> per_call;
     for (int k = 0; k < rounds; ++k) {
@@ -260,6 +315,7 @@ PYBIND11_MODULE(_core, mod) {
         return names;
     });
     mod.def("command_options", &command_options, py::arg("name"));
+    mod.def("option_problem", &option_problem, py::arg("command"), py::arg("name"), py::arg("text"));
 
     py::class_<PyModel, std::shared_ptr<PyModel>>(mod, "Model")
         .def_property_readonly("id", [](const PyModel& m) { return m.loaded->id; })
@@ -269,6 +325,11 @@ PYBIND11_MODULE(_core, mod) {
         .def_property_readonly("zoo_id", [](const PyModel& m) { return m.source.model; })
         .def_property_readonly("file", [](const PyModel& m) { return m.source.model_file; })
         .def_property_readonly("warnings", [](const PyModel& m) { return m.warnings; })
+        .def_property_readonly("unsupported", &unsupported_of)
+        .def_property_readonly("seq", [](const PyModel& m) { return m.source.seq; })
+        .def_property_readonly("image_size", [](const PyModel& m) { return m.source.image_size; })
+        .def_property_readonly("strict", [](const PyModel& m) { return m.source.strict; })
+        .def_property_readonly("inputs", [](const PyModel& m) { return m.source.inputs; })
         .def_property_readonly("layer_count", [](const PyModel& m) { return m.loaded->model.nodes().size(); })
         .def_property_readonly("parameters", [](const PyModel& m) { return m.loaded->model.params(); })
         .def("to_json", [](const PyModel& m) { return io::model_to_json(m.loaded->model).dump(); });
