@@ -4,18 +4,18 @@
 in this process, through the same code as the ``roofplan`` binary (docs/cli.md), so the figures are the same.
 
 ``predict`` on one GPU calls the library directly (no command line, no JSON until asked): thousands of calls a
-second; :func:`sweep` predicts many configurations in one call."""
+second; :func:`sweep` predicts many configurations in one call.  Values given to the fast paths pass the CLI's
+own checks of the same options (its limits, its messages)."""
 import json
+import numbers
+import operator
 import os
 import warnings
 
 from . import _core
-from ._model import Model, _load, _scratch
+from ._errors import RoofplanError
+from ._model import Model, _integer, _load, _option_problem, _scratch, _warn_unsupported
 from ._results import Result, Table
-
-
-class RoofplanError(ValueError):
-    """Bad input: what was wrong and what is accepted (the CLI's message; its exit status 2)."""
 
 
 _options_of = {}
@@ -34,15 +34,34 @@ def _options(command):
     return _options_of[command]
 
 
+def _string(key, value):
+    """A text option's value (a str or a path); a NUL character would cut it short on the command line."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise TypeError(f"{key} must be a str, got {type(value).__name__}")
+    if "\0" in value:
+        raise RoofplanError(f"{key}: {value!r} contains a NUL character; give the text without it")
+    return value
+
+
+def _real(key, value):
+    """A number option's value: any real number (numpy floats too), never a bool."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{key} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
 def _text(key, value):
+    """A value as the command line writes it: text, an integer (anything with __index__) or a real number."""
     if isinstance(value, bool):
         raise TypeError(f"{key}: expected a value, not {value!r}")
-    if isinstance(value, (int, str)):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
+    if isinstance(value, (str, os.PathLike)):
+        return _string(key, value)
+    if hasattr(type(value), "__index__"):
+        return str(operator.index(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
     raise TypeError(f"{key}: expected a str, int, float or path, got {type(value).__name__}")
 
 
@@ -95,17 +114,36 @@ def _profile_file(options):
         options["profile"] = path
 
 
+def _no_load_options(model, options):
+    """A loaded Model carries its load options; giving them again is a mistake, named as such."""
+    given = sorted(k for k in set(options) & _MODEL_SOURCE if options[k] is not None and options[k] is not False)
+    if isinstance(model, Model) and given:
+        raise TypeError(f"{', '.join(given)}: the model is already loaded; give them to roofplan.zoo() or "
+                        "roofplan.load()")
+
+
 def _command(command, positional=(), **options):
     _profile_file(options)
+    _no_load_options(options.get("model"), options)
+    if options.pop("help", None):  # the command's help text, as `roofplan COMMAND --help` prints it
+        return _core.run_cli([command, "--help"])[1]
     table = _options(command)
     machine = "json" in table and not options.get("csv")
     chart = None
     if options.get("svg") is True:  # the chart inline: written to the scratch folder, read back
         chart = options["svg"] = _scratch(f"{command}-{id(options)}.svg")
-    args = _arguments(command, positional, options)
-    if machine and "--json" not in args:
-        args.insert(1, "--json")
-    code, out, err = _core.run_cli(args)
+    try:
+        args = _arguments(command, positional, options)
+        if machine and "--json" not in args:
+            args.insert(1, "--json")
+        code, out, err = _core.run_cli(args)
+        chart_text = None
+        if chart and os.path.exists(chart):
+            with open(chart, encoding="utf-8") as f:
+                chart_text = f.read()
+    finally:
+        if chart and os.path.exists(chart):
+            os.remove(chart)
     for line in err.splitlines():
         if line.startswith("roofplan: warning: "):
             warnings.warn(line[len("roofplan: warning: "):], stacklevel=3)
@@ -115,18 +153,17 @@ def _command(command, positional=(), **options):
     if code not in (0, 1):
         raise RuntimeError(f"roofplan {command} failed (status {code}): {err.strip()}")
     if not machine:
-        return Result({"output": out, "messages": err}, command, code)
-    text = out.strip()
-    data = json.loads(text) if text else {}
-    if isinstance(data, list):  # models, devices, systems: one record per entry
-        table = Table(data)
-        table.command, table.exit_code = command, code
-        return table
-    result = Result(data, command, code)
-    if chart:
-        with open(chart, encoding="utf-8") as f:
-            object.__setattr__(result, "chart", f.read())
-        os.remove(chart)
+        result = Result({"output": out, "messages": err}, command, code)
+    else:
+        text = out.strip()
+        data = json.loads(text) if text else {}
+        if isinstance(data, list):  # models, devices, systems: one record per entry
+            table = Table(data)
+            table.command, table.exit_code = command, code
+            return table
+        result = Result(data, command, code)
+    if chart_text is not None:
+        object.__setattr__(result, "chart", chart_text)
     return result
 
 
@@ -202,7 +239,8 @@ _MODEL_SOURCE = {"model_file", "seq", "image_size", "strict", "input"}
 
 class Prediction(Result):
     """One GPU's prediction (``roofplan predict --json``'s fields).  The headline figures come straight from the
-    library; the rest (layers, memory, kernels) is made the first time it is read."""
+    library; the rest (layers, memory, kernels) is made the first time it is read.  A copy or a pickle of it is
+    its :class:`Result` (the same fields, read from the JSON), which no longer holds the library's objects."""
 
     __slots__ = ("_core", "_json")
 
@@ -241,13 +279,31 @@ class Prediction(Result):
         return self._core.bound
 
 
-def _int_option(options, key, low, high):
-    value = options.get(key)
-    if value is None:
-        return True
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{key} must be an int, got {type(value).__name__}")
-    return low <= value <= high
+_INTEGER_OPTIONS = {"batch", "loader_workers", "seq", "image_size", "top"}
+_REAL_OPTIONS = {"decode_rate", "context_gib"}
+_STRING_OPTIONS = {"device", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "profile", "input_source",
+                   "model_file"}
+
+
+def _checked(options):
+    """predict's options for the library call: ints and reals normalised (numpy scalars accepted, bools not), text
+    without NUL characters, and every value through the CLI's own check of its option (the same limits and
+    messages as ``roofplan predict``)."""
+    table = _options("predict")
+    out = {}
+    for key, value in options.items():
+        if key in _INTEGER_OPTIONS:
+            value = _integer(key, value)
+        elif key in _REAL_OPTIONS:
+            value = _real(key, value)
+        elif key in _STRING_OPTIONS:
+            value = _string(key, value)
+        elif key == "input" or key == "device_file":
+            value = [_string(key, v) for v in ([value] if isinstance(value, (str, os.PathLike)) else value)]
+        if key in table and table[key][2] and not isinstance(value, list):
+            _option_problem("predict", key, _text(key, value))
+        out[key] = value
+    return out
 
 
 def _model_of(model, options):
@@ -257,48 +313,28 @@ def _model_of(model, options):
         raise RoofplanError("give a model: a zoo id (roofplan.models() lists them), a roofplan.Model, or model_file=")
     if model is not None and not isinstance(model, str):
         raise TypeError(f"model must be a zoo id (str) or a roofplan.Model, got {type(model).__name__}")
-    inputs = options.get("input") or ()
-    return _load(model=model or "", model_file=os.fspath(options.get("model_file") or ""),
+    return _load(model=_string("model", model or ""), model_file=options.get("model_file") or "",
                  seq=options.get("seq") or 0, image_size=options.get("image_size") or 0,
-                 strict=bool(options.get("strict")), inputs=[inputs] if isinstance(inputs, str) else list(inputs))
+                 strict=bool(options.get("strict")), inputs=options.get("input") or [])
 
 
 def _request(options):
     q = _core.Request()
     for key in ("device", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "profile", "input_source"):
-        value = options.get(key)
-        if value is not None:
-            if not isinstance(value, str):
-                raise TypeError(f"{key} must be a str, got {type(value).__name__}")
-            setattr(q, key, value)
-    files = options.get("device_file")
-    if files is not None:
-        q.device_files = [os.fspath(files)] if isinstance(files, (str, os.PathLike)) else [os.fspath(f) for f in files]
-    for key in ("batch", "loader_workers"):
         if options.get(key) is not None:
             setattr(q, key, options[key])
-    if options.get("decode_rate") is not None:
-        q.decode_rate = float(options["decode_rate"])
-    if options.get("context_gib") is not None:
-        q.context_gib = float(options["context_gib"])
+    if options.get("device_file") is not None:
+        q.device_files = options["device_file"]
+    for key in ("batch", "loader_workers", "decode_rate", "context_gib"):
+        if options.get(key) is not None:
+            setattr(q, key, options[key])
     q.kernels = bool(options.get("kernels"))
     return q
 
 
 def _direct(options):
-    """Whether predict can call the library directly: one GPU, options it checks the way the command does."""
-    if not set(options) <= _DIRECT | _MODEL_SOURCE or options.get("svg") or options.get("csv"):
-        return False
-    for key in ("seq", "image_size"):
-        if not _int_option(options, key, 1, 1 << 31):
-            return False
-    if not _int_option(options, "batch", 1, (1 << 63) - 1) or not _int_option(options, "loader_workers", 1, 4096):
-        return False
-    rate = options.get("decode_rate")
-    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1e7):
-        return False
-    gib = options.get("context_gib")
-    return gib is None or (not isinstance(gib, bool) and isinstance(gib, (int, float)))
+    """Whether predict can call the library directly: one GPU, no chart or CSV."""
+    return set(options) <= _DIRECT | _MODEL_SOURCE and not options.get("svg") and not options.get("csv")
 
 
 def predict(model=None, device=None, **options):
@@ -309,12 +345,13 @@ def predict(model=None, device=None, **options):
     _profile_file(options)
     if device is not None:
         options["device"] = device
-    if isinstance(model, Model) and set(options) & _MODEL_SOURCE:
-        raise TypeError(f"{', '.join(sorted(set(options) & _MODEL_SOURCE))}: the model is already loaded; give them "
-                        "to roofplan.zoo() or roofplan.load()")
+    _no_load_options(model, options)
     if _direct(options):
+        options = _checked(options)
+        core = _model_of(model, options)
+        _warn_unsupported(core, stacklevel=2)  # as the command prints them
         try:
-            return Prediction(_core.predict(_model_of(model, options), _request(options)))
+            return Prediction(_core.predict(core, _request(options)))
         except ValueError:
             pass  # the command says what was wrong, with its own message
     return _command("predict", model=model, **options)
@@ -328,11 +365,8 @@ def sweep(model, devices, batches, precisions=("fp32",), modes=("train",), memor
     it) has its message under ``error`` and no figures.  ``memory=False`` skips the memory estimate (the records
     then have no ``memory_bytes``, ``fits`` or ``max_batch``): the eager runtime's replay of the caching allocator
     is most of a prediction.  Other options apply to every prediction."""
-    def listed(name, values, kind):
-        values = [values] if isinstance(values, kind) else list(values)
-        for v in values:
-            if isinstance(v, bool) or not isinstance(v, kind):
-                raise TypeError(f"{name}: expected {kind.__name__} values, got {type(v).__name__}")
+    def listed(name, values, convert, single):
+        values = [convert(name, v) for v in ([values] if isinstance(values, single) else values)]
         if not values:
             raise ValueError(f"{name}: give at least one")
         return values
@@ -340,10 +374,19 @@ def sweep(model, devices, batches, precisions=("fp32",), modes=("train",), memor
     unknown = set(options) - (_DIRECT - {"device", "batch", "precision", "mode", "top", "layers", "json", "kernels"})
     if unknown:
         raise TypeError(f"sweep() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    devices = listed("devices", devices, _string, (str,))
+    precisions = listed("precisions", precisions, _string, (str,))
+    modes = listed("modes", modes, _string, (str,))
+    batches = listed("batches", batches, _integer, (numbers.Integral,))
+    for batch in batches:  # predict's --batch check, for each
+        try:
+            _option_problem("predict", "batch", str(batch))
+        except RoofplanError as e:
+            raise RoofplanError(f"batches: {e}") from None
     core = _model_of(model, {})
     _profile_file(options)
-    request = _request(options)
+    request = _request(_checked({k: v for k, v in options.items() if v is not None}))
     request.memory = bool(memory)
-    records = _core.sweep(core, listed("devices", devices, str), listed("batches", batches, int),
-                          listed("precisions", precisions, str), listed("modes", modes, str), request)
+    _warn_unsupported(core, stacklevel=2)
+    records = _core.sweep(core, devices, batches, precisions, modes, request)
     return Table(records)

@@ -17,7 +17,8 @@ class Result(Mapping):
     """One command's result.  ``result.step_time_s`` and ``result["step_time_s"]`` are the field of the CLI's JSON
     of that name (docs/cli.md); nested objects are Results, lists of records are Tables.  ``to_dict()`` gives the
     JSON as plain Python values.  ``exit_code`` is the command's status: 0, or 1 when the answer is "infeasible" or
-    a check failed (the figures are still there)."""
+    a check failed (the figures are still there).  Results copy and pickle (as their JSON, command, exit code and
+    chart)."""
 
     __slots__ = ("_data", "command", "exit_code", "chart")
 
@@ -31,6 +32,8 @@ class Result(Mapping):
         return self._data
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # not a field (copy and pickle look for such names on a half-made object)
+            raise AttributeError(f"{type(self).__name__} has no attribute '{name}'")
         data = self._fields()
         if name in data:
             return _wrap(data[name])
@@ -50,6 +53,9 @@ class Result(Mapping):
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._fields()))
+
+    def __reduce__(self):
+        return _restore, (self._fields(), self.command, self.exit_code, self.chart)
 
     def to_dict(self):
         """The result as plain dicts, lists and numbers (a copy): what ``roofplan ... --json`` prints."""
@@ -112,6 +118,12 @@ class Table(list):
                        for row in self[:limit])
         more = f"<caption>first {limit} of {len(self)} rows</caption>" if len(self) > limit else ""
         return f"<table>{more}<tr>{head}</tr>{body}</table>"
+
+
+def _restore(data, command, exit_code, chart):
+    result = Result(data, command, exit_code)
+    object.__setattr__(result, "chart", chart)
+    return result
 
 
 def _format(value):

@@ -36,7 +36,7 @@ def test_bad_layers_name_the_field():
         roofplan.zoo("resnet5")
     with pytest.raises(TypeError):
         roofplan.zoo(50)
-    with pytest.raises(ValueError, match="seq must be a positive integer"):
+    with pytest.raises(roofplan.RoofplanError, match=r"^--seq: must be an integer in \[1, 16777216\], got '-3'$"):
         roofplan.zoo("bert-base", seq=-3)
 
 
