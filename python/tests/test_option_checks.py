@@ -4,6 +4,9 @@ scalars too, never a bool or text with a NUL)."""
 import copy
 import os
 import pickle
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -175,3 +178,30 @@ def test_sweep_records_are_the_commands_figures(cli):
                       "host_s", "power_w", "samples_per_joule"):
             assert r[field] == expected[field], (r, field)
         assert r["memory_bytes"] == expected["memory_bytes"]
+
+
+def test_ctrl_c_stops_a_long_sweep():
+    """A signal's handler runs between configurations (the C++ loop checks for it), not after the whole sweep."""
+    script = textwrap.dedent("""
+        import signal, sys, time
+        import roofplan
+        def interrupt(*_):
+            raise KeyboardInterrupt
+        model = roofplan.zoo("resnet50")
+        roofplan.sweep(model, devices=["h100-sxm"], batches=[1], memory=False)  # the predictor is made once
+        start = time.perf_counter()
+        roofplan.sweep(model, devices=["h100-sxm"], batches=range(1, 2001), memory=False)
+        per_sweep = time.perf_counter() - start
+        signal.signal(signal.SIGALRM, interrupt)
+        signal.setitimer(signal.ITIMER_REAL, per_sweep / 2)
+        start = time.perf_counter()
+        try:
+            roofplan.sweep(model, devices=["h100-sxm"], batches=range(1, 40001), memory=False)  # 20 sweeps' work
+        except KeyboardInterrupt:
+            print(f"interrupted after {(time.perf_counter() - start) / per_sweep:.1f} sweeps")
+            sys.exit(0)
+        sys.exit(1)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert float(done.stdout.split()[2]) < 10, done.stdout  # long before the 20 sweeps' work was done
