@@ -431,9 +431,9 @@ def _trace(module, example_inputs, input_names):
 
 
 def capture(module, example_inputs, strict=False, id=None, input_names=None, causal=None):
-    """from_torch's capture alone: (the roofplan-model/1 document, what was left out).  Needs torch only."""
+    """from_torch's capture alone: (the roofplan-model/1 document, what was left out).  Needs torch only.  The
+    module and its submodules keep their training modes."""
     import torch
-    from torch.fx.passes.shape_prop import ShapeProp
 
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"from_torch: expected a torch.nn.Module, got {type(module).__name__}")
@@ -445,6 +445,18 @@ def capture(module, example_inputs, strict=False, id=None, input_names=None, cau
     if any(x.dim() < 2 for x in example_inputs):
         raise ValueError("from_torch: every example input needs a batch axis first and at least one more axis, got "
                          + ", ".join(str(list(x.shape)) for x in example_inputs))
+    modes = [(m, m.training) for m in module.modules()]  # each submodule's own mode (a frozen BatchNorm in eval)
+    try:
+        return _capture(module, example_inputs, strict, id, input_names, causal)
+    finally:
+        for m, training in modes:
+            m.training = training
+
+
+def _capture(module, example_inputs, strict, id, input_names, causal):
+    import torch
+    from torch.fx.passes.shape_prop import ShapeProp
+
     try:
         graph_module = _trace(module, example_inputs, input_names or ["input_ids"])
     except ValueError:
@@ -452,16 +464,13 @@ def capture(module, example_inputs, strict=False, id=None, input_names=None, cau
         if builder is None:
             raise
         return _document(module, example_inputs, builder, id)
-    was_training = module.training
-    graph_module.eval()
+    graph_module.eval()  # shapes only: eval mode runs any batch (BatchNorm in training needs two samples)
     try:
         with torch.no_grad():
             ShapeProp(graph_module).propagate(*example_inputs)
     except Exception as e:
         raise ValueError(f"from_torch: running {type(module).__name__} on the example inputs failed: "
                          f"{type(e).__name__}: {e}") from None
-    finally:
-        graph_module.train(was_training)
     builder = _Builder(graph_module, strict)
     builder.causal = causal
     for node in graph_module.graph.nodes:
