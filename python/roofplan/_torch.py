@@ -5,7 +5,11 @@ activations, additions, matrix products, scaled-dot-product attention — are la
 launches is what roofplan counts.  Views (reshape, permute, transpose, indexing) cost nothing and are skipped;
 anything else is reported (type, count, first occurrence), or raised with ``strict=True``.
 
-Shapes are per instance: the first axis of every tensor is the batch.
+Shapes are per example: the first axis of every tensor an operation reads is the batch, or the batch folded with
+other axes (``x.view(-1, d)``, attention scores of ``[batch·heads, t, t]``): a folded operation runs that many
+times per example (more rows, more products, or the layer's ``repeat``).  Each parameter is counted once, by
+identity: a module called again on the same shape runs its layer again (``repeat``), a linear layer whose weight
+another layer counts is ``tied``.
 """
 import operator
 from collections import OrderedDict
@@ -16,7 +20,9 @@ _VIEWS = {"view", "reshape", "permute", "transpose", "contiguous", "size", "dim"
           "clone", "getitem", "getattr", "narrow", "unbind", "repeat_interleave_view", "masked_fill_view",
           "new_ones", "new_zeros", "ones", "zeros", "arange", "full", "finfo", "tensor"}
 _ACTIVATIONS = {"relu": "relu", "relu_": "relu", "gelu": "gelu", "tanh": "tanh", "sigmoid": "sigmoid", "silu": "silu",
-                "softmax": "softmax", "dropout": "dropout", "flatten": "flatten", "layer_norm": "layernorm"}
+                "softmax": "softmax", "dropout": "dropout", "flatten": "flatten"}
+# Layers that read one C×H×W map: a batch folded with other axes runs them `repeat` times.
+_GRID = {"conv2d", "conv_transpose2d", "batchnorm2d", "lrn", "maxpool2d", "avgpool2d", "adaptive_avgpool2d"}
 
 
 class _Unsupported:
@@ -54,24 +60,81 @@ def _meta(node):
     return None
 
 
+def _shape(node):
+    return [int(d) for d in _meta(node).shape]
+
+
 def _instance(shape):
     return [int(d) for d in shape[1:]]
 
 
+def _product(dims):
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
+
+
+def _same_call(first, again):
+    """Whether two layer records are the same computation (a module called twice on the same shape)."""
+    ignore = ("name", "repeat")
+    return ({k: v for k, v in first.items() if k not in ignore} == {k: v for k, v in again.items() if k not in ignore})
+
+
 class _Builder:
-    def __init__(self, root, strict):
+    """Maps a torch.fx graph, its shapes propagated (ShapeProp), to roofplan-model/1 layers."""
+
+    def __init__(self, root, strict, batch):
         import torch.nn as nn
 
         self.nn = nn
         self.root = root
         self.strict = strict
+        self.batch = batch  # the example inputs' first axis
         self.layers = []
         self.names = {}
         self.unsupported = _Unsupported()
         self.causal = None  # from_torch's causal=: what an attention mask tensor is (None: a general mask)
-        self.weights = {}  # id(parameter) -> the layer that owns it (tied weights)
+        self.owner = {}  # a parameter's key (its identity) -> the index of the layer that counts it
 
-    # --- helpers ---------------------------------------------------------------------------------------------
+    # --- where things are ------------------------------------------------------------------------------------
+    def where(self, node):
+        return node.target if node.op == "call_module" else node.name
+
+    def op_name(self, node, what):
+        """The name of a layer made from a function call: the call's node name."""
+        return node.name
+
+    def label(self, node):
+        """The name of the layers made from an attention call."""
+        return node.name
+
+    def is_input(self, node):
+        """Whether `node` is an example input (no one asks for its gradient)."""
+        return node.op == "placeholder"
+
+    def parameter(self, node):
+        """The key of the parameter `node` reads as a whole (a get_attr of an nn.Parameter), or None."""
+        if getattr(node, "op", None) != "get_attr":
+            return None
+        try:
+            return id(self.root.get_parameter(node.target))
+        except AttributeError:  # a buffer or a constant
+            return None
+
+    def operands(self, node):
+        """The tensors an operation reads, positional and keyword, lists included, in order."""
+        found = []
+        for a in list(node.args) + list(node.kwargs.values()):
+            for x in (a if isinstance(a, (list, tuple)) else (a,)):
+                if hasattr(x, "op") and _meta(x) is not None:
+                    found.append(x)
+        return found
+
+    def first_tensor(self, node):
+        return next(iter(self.operands(node)), None)
+
+    # --- layers ----------------------------------------------------------------------------------------------
     def unique(self, name):
         name = name.replace("/", ".")
         n = self.names.get(name, 0) + 1
@@ -79,89 +142,145 @@ class _Builder:
         unique = name if n == 1 else f"{name}:{n}"
         return unique[-63:]
 
-    def add(self, node, type_, fields, source=None):
-        source = source if source is not None else self.first_tensor(node)
-        meta = _meta(source) if source is not None else None
-        if meta is None:
-            self.skip(node, type_, "no tensor input shape")
-            return
-        layer = {"name": self.unique(node.target if node.op == "call_module" else node.name), "type": type_,
-                 "input": _instance(meta.shape)}
+    def place(self, node, kind, shape):
+        """(per-example input shape, repeat) of a layer of `kind` reading `shape` (batch axis included): the first
+        axis is the batch, or the batch folded with other axes, which become a leading axis of the input (rows
+        of a linear layer, elements of an activation) or, for layers of one C×H×W map, the layer's repeat.
+        None (reported) where the first axis is not a multiple of the batch: the batch was moved elsewhere."""
+        shape = [int(d) for d in shape]
+        if not shape:
+            self.skip(node, kind, "a scalar: no batch axis")
+            return None
+        if shape[0] % self.batch:
+            self.skip(node, kind, f"its input {shape} does not start with the batch ({self.batch}) or a multiple "
+                                  "of it (the batch axis was moved): its work per example is unknown")
+            return None
+        fold, rest = shape[0] // self.batch, shape[1:]
+        if fold == 1:
+            return rest or [1], 1
+        if kind in _GRID or len(rest) >= 4:
+            return rest or [1], fold
+        return [fold] + rest, 1
+
+    def emit(self, node, type_, fields, shape, source=None, params=(), name=None):
+        """Adds a layer of `type_` that reads a tensor of `shape` and counts `params` (parameter keys)."""
+        placed = self.place(node, type_, shape)
+        if placed is not None:
+            self.append(node, type_, fields, placed, source, params, name)
+
+    def append(self, node, type_, fields, placed, source=None, params=(), name=None):
+        input_, repeat = placed
+        layer = {"name": "", "type": type_, "input": list(input_)}
         layer.update(fields)
-        if source.op == "placeholder":
+        if repeat != 1:
+            layer["repeat"] = repeat
+        if source is not None and self.is_input(source):
             layer["needs_input_gradient"] = False
-        self.layers.append(layer)
+        if self.counts_once(node, layer, list(params)):
+            layer["name"] = self.unique(name or self.where(node))
+            self.layers.append(layer)
 
-    def first_tensor(self, node):
-        for a in node.args:
-            if hasattr(a, "op") and _meta(a) is not None:
-                return a
-        return None
+    def counts_once(self, node, layer, keys):
+        """Whether `layer` is a new layer: every parameter is counted by the first layer that reads it.  A linear
+        layer whose parameters are counted already is `tied`; a call of an earlier layer's module with the same
+        shape runs that layer once more (its repeat).  Other sharing has no roofplan-model/1 record (reported)."""
+        seen = [k for k in keys if k in self.owner]
+        if not seen:
+            for k in keys:
+                self.owner[k] = len(self.layers)
+            return True
+        if len(seen) < len(keys):
+            self.skip(node, layer["type"], "shares some of its parameters with another layer, not all")
+            return False
+        if layer["type"] == "linear":
+            layer["tied"] = True
+            return True
+        owners = {self.owner[k] for k in keys}
+        first = self.layers[owners.pop()] if len(owners) == 1 else None
+        if first is not None and _same_call(first, layer):
+            first["repeat"] = first.get("repeat", 1) + layer.get("repeat", 1)
+            return False
+        what = f"'{first['name']}'" if first is not None else "other layers"
+        self.skip(node, layer["type"], f"reuses the parameters of {what} on another shape or input: roofplan-model/1 "
+                                       "shares parameters only between linear layers (tied) and identical calls "
+                                       "(repeat)")
+        return False
 
-    def tensors(self, node):
-        return [a for a in node.args if hasattr(a, "op") and _meta(a) is not None]
-
-    def skip(self, node, kind, why):
-        where = node.target if node.op == "call_module" else node.name
+    def skip(self, node, kind, why, where=None):
+        where = where if where is not None else self.where(node)
         if self.strict:
             raise ValueError(f"from_torch: {kind} at '{where}' is not supported ({why}); strict=False reports it "
                              "and leaves it out")
         self.unsupported.add(kind, str(where), why)
+
+    def uncounted_parameters(self, nodes):
+        """Reports each parameter that no layer counts (one used directly: ``x * self.scale``)."""
+        reported = set()
+        for node in nodes:
+            key = self.parameter(node)
+            if key is None or key in self.owner or key in reported or not node.users:
+                continue
+            reported.add(key)
+            self.skip(node, "parameter outside a module",
+                      f"{_product(_shape(node)):,} elements used directly: no roofplan layer owns a bare "
+                      "parameter, so they are not counted", where=self.parameter_name(node))
+
+    def parameter_name(self, node):
+        return node.target
 
     # --- modules -------------------------------------------------------------------------------------------
     def module(self, node):
         nn = self.nn
         m = self.root.get_submodule(node.target)
         kind = type(m).__name__
+        source = self.first_tensor(node)
+        if source is None:
+            return self.skip(node, kind, "no tensor input shape")
+        shape = _shape(source)
+        params = [id(p) for p in m.parameters(recurse=False)]
+
+        def emit(type_, fields):
+            return self.emit(node, type_, fields, shape, source, params)
+
         if isinstance(m, nn.Conv2d):
             if isinstance(m.padding, str):
                 return self.skip(node, kind, f"padding='{m.padding}'")
             fields = {"out_channels": m.out_channels, "kernel": _extent(m.kernel_size), "stride": _extent(m.stride),
                       "padding": _extent(m.padding), "dilation": _extent(m.dilation), "groups": m.groups,
                       "bias": m.bias is not None}
-            return self.add(node, "conv2d", fields)
+            return emit("conv2d", fields)
         if isinstance(m, nn.ConvTranspose2d):
             fields = {"out_channels": m.out_channels, "kernel": _extent(m.kernel_size), "stride": _extent(m.stride),
                       "padding": _extent(m.padding), "output_padding": _extent(m.output_padding),
                       "dilation": _extent(m.dilation), "groups": m.groups, "bias": m.bias is not None}
-            return self.add(node, "conv_transpose2d", fields)
+            return emit("conv_transpose2d", fields)
         if isinstance(m, nn.Linear):
-            tied = id(m.weight) in self.weights
-            self.weights.setdefault(id(m.weight), node.target)
-            return self.add(node, "linear", {"out_features": m.out_features, "bias": m.bias is not None,
-                                             "tied": tied})
+            return emit("linear", {"out_features": m.out_features, "bias": m.bias is not None, "tied": False})
         if isinstance(m, nn.Embedding):
-            tied = id(m.weight) in self.weights
-            if tied:
-                return self.skip(node, kind, "an embedding that shares another layer's weight")
-            self.weights.setdefault(id(m.weight), node.target)
-            return self.add(node, "embedding", {"vocabulary": m.num_embeddings, "width": m.embedding_dim})
+            return emit("embedding", {"vocabulary": m.num_embeddings, "width": m.embedding_dim})
         if isinstance(m, nn.BatchNorm2d):
-            return self.add(node, "batchnorm2d", {"affine": bool(m.affine)})
+            return emit("batchnorm2d", {"affine": bool(m.affine)})
         if isinstance(m, nn.LayerNorm):
             if len(m.normalized_shape) != 1:
                 return self.skip(node, kind, "normalization over more than the last axis")
-            return self.add(node, "layernorm", {"affine": bool(m.elementwise_affine)})
+            return emit("layernorm", {"affine": bool(m.elementwise_affine)})
         if isinstance(m, nn.LocalResponseNorm):
-            return self.add(node, "lrn", {"size": m.size})
-        simple = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid", nn.SiLU: "silu", nn.Flatten: "flatten"}
+            return emit("lrn", {"size": m.size})
+        simple = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid", nn.SiLU: "silu", nn.Flatten: "flatten",
+                  nn.GELU: "gelu", nn.Softmax: "softmax"}
         for cls, type_ in simple.items():
             if isinstance(m, cls):
-                return self.add(node, type_, {})
-        if isinstance(m, nn.GELU):
-            return self.add(node, "gelu", {})
-        if isinstance(m, nn.Softmax):
-            return self.add(node, "softmax", {})
+                return emit(type_, {})
         if isinstance(m, nn.Dropout):
-            return self.add(node, "dropout", {"probability": float(m.p)})
+            return emit("dropout", {"probability": float(m.p)})
         if isinstance(m, (nn.MaxPool2d, nn.AvgPool2d)):
             if getattr(m, "dilation", 1) not in (1, (1, 1)):
                 return self.skip(node, kind, "dilated pooling")
             fields = {"kernel": _extent(m.kernel_size), "stride": _extent(m.stride or m.kernel_size),
                       "padding": _extent(m.padding), "ceil_mode": bool(m.ceil_mode)}
-            return self.add(node, "maxpool2d" if isinstance(m, nn.MaxPool2d) else "avgpool2d", fields)
+            return emit("maxpool2d" if isinstance(m, nn.MaxPool2d) else "avgpool2d", fields)
         if isinstance(m, nn.AdaptiveAvgPool2d):
-            return self.add(node, "adaptive_avgpool2d", {"output": _extent(m.output_size)})
+            return emit("adaptive_avgpool2d", {"output": _extent(m.output_size)})
         if isinstance(m, nn.Identity):
             return None
         return self.skip(node, kind, "no roofplan layer for this module")
@@ -171,55 +290,84 @@ class _Builder:
         name = _name_of(node.target)
         if name in _VIEWS or node.target in (getattr, operator.getitem):
             return None
-        tensors = self.tensors(node)
+        operands = self.operands(node)
+        if not operands and _meta(node) is None:
+            return None  # arithmetic on sizes (x.size(0) * 2): Python integers, no kernel
+        data = [t for t in operands if self.parameter(t) is None]
         if name in ("add", "iadd", "add_", "sub", "mul", "imul", "mul_"):
-            if len(tensors) == 2:
-                return self.add(node, "multiply" if name.startswith(("mul", "imul")) else "add", {})
-            return self.skip(node, f"{name} with a scalar", "arithmetic with a constant has no roofplan layer")
+            return self.arithmetic(node, "multiply" if name.startswith(("mul", "imul")) else "add", name, operands,
+                                   data)
         if name in ("cat", "concat"):
-            inputs = node.args[0] if node.args else []
-            out = _meta(node)
-            return self.add(node, "concat", {"output": _instance(out.shape), "inputs": len(inputs)},
-                            source=inputs[0] if inputs else None)
+            return self.concat(node, name, data)
         if name in ("matmul", "bmm", "mm"):
-            return self.matmul(node, tensors)
+            if len(data) != len(operands):
+                return self.skip(node, "matmul with a parameter", "a weight outside a module (use nn.Linear)")
+            return self.matmul(node, data)
         if name == "scaled_dot_product_attention":
-            return self.attention(node, tensors)
-        if name in ("linear",) and len(node.args) >= 2:
+            return self.attention(node, data)
+        if name == "linear":
             return self.skip(node, "functional linear", "a weight outside a module (use nn.Linear)")
-        if name in _ACTIVATIONS:
+        if name == "layer_norm":
+            return self.layer_norm(node, operands)
+        if name in _ACTIVATIONS and data:
             fields = {}
             if name == "dropout":
                 p = node.kwargs.get("p", node.args[1] if len(node.args) > 1 else 0.5)
                 if not node.kwargs.get("training", True):
                     return None
                 fields = {"probability": float(p)}
-            if name == "gelu" and node.kwargs.get("approximate", "none") == "tanh":
-                fields = {}
-            return self.add(node, _ACTIVATIONS[name], fields)
-        if name in ("adaptive_avg_pool2d",):
-            return self.add(node, "adaptive_avgpool2d", {"output": _extent(node.args[1])})
+            return self.emit(node, _ACTIVATIONS[name], fields, _shape(data[0]), data[0],
+                             name=self.op_name(node, _ACTIVATIONS[name]))
+        if name in ("adaptive_avg_pool2d",) and data:
+            return self.emit(node, "adaptive_avgpool2d", {"output": _extent(node.args[1])}, _shape(data[0]), data[0])
         return self.skip(node, name, "no roofplan layer for this operation")
 
-    def matmul(self, node, tensors):
-        if len(tensors) != 2:
-            return self.skip(node, "matmul with a parameter", "a weight outside a module (use nn.Linear)")
-        a, b = (_meta(t).shape for t in tensors)
-        if len(a) < 3 or len(b) < 3 or list(a[:-2]) != list(b[:-2]):
-            return self.skip(node, "matmul", f"operands {list(a)} and {list(b)}: batched products of equal "
-                                             "leading axes only")
-        count = 1
-        for d in a[1:-2]:
-            count *= int(d)
-        return self.add(node, "matmul", {"count": count, "m": int(a[-2]), "k": int(a[-1]), "n": int(b[-1])})
+    def arithmetic(self, node, type_, name, operands, data):
+        """A sum or product of two tensors (a parameter among them: ``x * self.scale``), over the broadcast shape."""
+        if len(operands) != 2 or not data:
+            return self.skip(node, f"{name.rstrip('_')} with a scalar",
+                             "arithmetic with a constant has no roofplan layer")
+        return self.emit(node, type_, {}, _shape(node), data[0], name=self.op_name(node, name.rstrip("_")))
+
+    def layer_norm(self, node, operands):
+        """F.layer_norm(x, shape, weight, bias): affine when both γ and β are given (and counted), none without."""
+        shape = node.args[1] if len(node.args) > 1 else node.kwargs.get("normalized_shape")
+        if not isinstance(shape, (list, tuple)) or len(shape) != 1:
+            return self.skip(node, "layer_norm", "normalization over more than the last axis")
+        x, affine = operands[0], operands[1:]
+        params = [self.parameter(p) for p in affine]
+        if affine and (len(affine) != 2 or None in params):
+            return self.skip(node, "layer_norm", "γ or β alone, or not parameters: roofplan's layernorm has both "
+                                                 "or neither")
+        return self.emit(node, "layernorm", {"affine": bool(affine)}, _shape(x), x, params,
+                         name=self.op_name(node, "layer_norm"))
+
+    def concat(self, node, name, data):
+        if len(data) < 2:
+            return self.skip(node, name, "fewer than two tensors")
+        placed = self.place(node, "concat", _shape(node))
+        if placed is not None:
+            self.append(node, "concat", {"output": placed[0], "inputs": len(data)}, placed, data[0])
+
+    def matmul(self, node, data):
+        a, b = (_shape(t) for t in data)
+        if len(a) < 3 or len(b) < 3 or a[:-2] != b[:-2]:
+            return self.skip(node, "matmul", f"operands {a} and {b}: batched products of equal leading axes only")
+        if a[0] % self.batch:
+            return self.place(node, "matmul", a)  # reported
+        count = a[0] // self.batch * _product(a[1:-2])  # a batch folded with the heads: more products per example
+        input_ = [count, a[-2], a[-1]] if count > 1 else a[-2:]
+        return self.append(node, "matmul", {"count": count, "m": a[-2], "k": a[-1], "n": b[-1]}, (input_, 1), data[0],
+                           name=self.op_name(node, "matmul"))
 
     def attention(self, node, tensors):
         if len(tensors) < 3:
             return self.skip(node, "scaled_dot_product_attention", "query, key and value must be tensors")
-        q, k, v = (_meta(t).shape for t in tensors[:3])
-        count = 1
-        for d in q[1:-2]:
-            count *= int(d)
+        q, k, v = (_shape(t) for t in tensors[:3])
+        if q[0] % self.batch:
+            return self.place(node, "scaled_dot_product_attention", q)  # reported
+        count = q[0] // self.batch * _product(q[1:-2])
+        m, keys = q[-2], k[-2]
         base = self.label(node)
         # A causal mask given as is_causal (not as a mask tensor): the fused kernels compute only the pairs it keeps.
         causal = bool(node.kwargs.get("is_causal", node.args[5] if len(node.args) > 5 else False))
@@ -227,23 +375,16 @@ class _Builder:
         causal = causal and mask is None
         if self.causal is not None and mask is not None:  # the caller says what the mask is (from_torch's causal=)
             causal = self.causal
-        self.layers.append({"name": self.unique(base + ".scores"), "type": "matmul", "input": _instance(q),
-                            "count": count, "m": int(q[-2]), "k": int(q[-1]), "n": int(k[-2]),
-                            "causal": 1 if causal else 0})
-        self.layers.append({"name": self.unique(base + ".softmax"), "type": "softmax",
-                            "input": [count, int(q[-2]), int(k[-2])]})
+        scores = [count, m, keys]
+        self.append(node, "matmul", {"count": count, "m": m, "k": q[-1], "n": keys, "causal": 1 if causal else 0},
+                    ([count, m, q[-1]], 1), name=base + ".scores")
+        self.append(node, "softmax", {}, (scores, 1), name=base + ".softmax")
         p = node.kwargs.get("dropout_p", node.args[4] if len(node.args) > 4 else 0.0)
         if p:
-            self.layers.append({"name": self.unique(base + ".dropout"), "type": "dropout",
-                                "input": [count, int(q[-2]), int(k[-2])], "probability": float(p)})
-        self.layers.append({"name": self.unique(base + ".context"), "type": "matmul",
-                            "input": [count, int(q[-2]), int(k[-2])], "count": count, "m": int(q[-2]),
-                            "k": int(k[-2]), "n": int(v[-1]), "causal": 2 if causal else 0})
+            self.append(node, "dropout", {"probability": float(p)}, (scores, 1), name=base + ".dropout")
+        self.append(node, "matmul", {"count": count, "m": m, "k": keys, "n": v[-1], "causal": 2 if causal else 0},
+                    (scores, 1), name=base + ".context")
         return None
-
-    def label(self, node):
-        """The name of a layer made from a function call: the call's node name."""
-        return node.name
 
 
 # --- torch.export: modules torch.fx cannot trace (Hugging Face models under recent transformers) -------------------
@@ -260,93 +401,82 @@ class _ExportBuilder(_Builder):
     """Maps a torch.export graph (ATen operators; parameters are placeholders) to layers, named by the module
     each operator ran in (``nn_module_stack``)."""
 
-    def __init__(self, program, strict):
-        _Builder.__init__(self, None, strict)
+    def __init__(self, program, strict, batch):
+        _Builder.__init__(self, None, strict, batch)
         signature = program.graph_signature
         self.parameters = dict(signature.inputs_to_parameters)  # placeholder name -> parameter name
         self.user_inputs = set(signature.user_inputs)
-        self.seen_weights = set()
 
     def where(self, node):
         stack = node.meta.get("nn_module_stack") or {}
         path = list(stack.values())[-1][0] if stack else ""
         return path or node.name
 
+    def op_name(self, node, what):
+        return self.where(node) + "." + what
+
     def label(self, node):
         return self.where(node) + ".attention"
 
-    def is_parameter(self, node):
-        return hasattr(node, "op") and node.op == "placeholder" and node.name in self.parameters
+    def is_input(self, node):
+        return node.op == "placeholder" and node.name in self.user_inputs
 
-    def add_at(self, node, type_, fields, source, name=None):
-        meta = _meta(source) if source is not None else None
-        if meta is None:
-            return self.skip(node, type_, "no tensor input shape")
-        layer = {"name": self.unique(name or self.where(node)), "type": type_, "input": _instance(meta.shape)}
-        layer.update(fields)
-        if source.op == "placeholder" and source.name in self.user_inputs:
-            layer["needs_input_gradient"] = False
-        self.layers.append(layer)
+    def parameter(self, node):
+        if getattr(node, "op", None) == "placeholder" and node.name in self.parameters:
+            return node.name
+        return None
 
-    def skip(self, node, kind, why):
-        where = self.where(node)
-        if self.strict:
-            raise ValueError(f"from_torch: {kind} at '{where}' is not supported ({why}); strict=False reports it "
-                             "and leaves it out")
-        self.unsupported.add(kind, str(where), why)
-
-    def weight(self, node):
-        """Whether the weight placeholder was used by an earlier layer (tied weights)."""
-        tied = node.name in self.seen_weights
-        self.seen_weights.add(node.name)
-        return tied
+    def parameter_name(self, node):
+        return self.parameters[node.name]
 
     def operator(self, node):
         name = getattr(node.target, "_opname", None) or _name_of(node.target).split(".")[0]
         a = node.args
         if name in _EXPORT_VIEWS or node.target is operator.getitem:
             return None
-        data = [x for x in a if hasattr(x, "op") and _meta(x) is not None and not self.is_parameter(x)]
+        operands = self.operands(node)
+        data = [x for x in operands if self.parameter(x) is None]
+        weights = lambda *xs: [self.parameter(x) for x in xs if x is not None]  # noqa: E731
         if name == "linear":
-            w = a[1]
-            fields = {"out_features": int(_meta(w).shape[0]), "bias": len(a) > 2 and a[2] is not None,
-                      "tied": self.weight(w)}
-            return self.add_at(node, "linear", fields, a[0])
+            bias = a[2] if len(a) > 2 else None
+            fields = {"out_features": _shape(a[1])[0], "bias": bias is not None, "tied": False}
+            return self.emit(node, "linear", fields, _shape(a[0]), a[0], weights(a[1], bias))
         if name == "embedding":
-            w = a[0]
-            if self.weight(w):
-                return self.skip(node, "embedding", "an embedding that shares another layer's weight")
-            shape = _meta(w).shape
-            return self.add_at(node, "embedding", {"vocabulary": int(shape[0]), "width": int(shape[1])}, a[1])
+            vocabulary, width = _shape(a[0])
+            return self.emit(node, "embedding", {"vocabulary": vocabulary, "width": width}, _shape(a[1]), a[1],
+                             weights(a[0]))
         if name in ("layer_norm", "native_layer_norm"):
             if len(a[1]) != 1:
                 return self.skip(node, name, "normalization over more than the last axis")
-            return self.add_at(node, "layernorm", {"affine": len(a) > 2 and a[2] is not None}, a[0])
+            affine = [x for x in a[2:4] if x is not None]
+            if len(affine) == 1:
+                return self.skip(node, name, "γ or β alone: roofplan's layernorm has both or neither")
+            return self.emit(node, "layernorm", {"affine": bool(affine)}, _shape(a[0]), a[0], weights(*affine))
         if name in ("conv2d", "convolution"):
             transposed = name == "convolution" and bool(a[6])
-            w = _meta(a[1]).shape
+            w = _shape(a[1])
             groups = int(a[-1]) if name == "convolution" else (int(a[6]) if len(a) > 6 else 1)
             stride, padding, dilation = (a[3] if len(a) > 3 else 1), (a[4] if len(a) > 4 else 0), (a[5] if len(a) > 5 else 1)
             if isinstance(padding, str):
                 return self.skip(node, name, f"padding='{padding}'")
+            bias = a[2] if len(a) > 2 else None
             fields = {"out_channels": int(w[1] * groups if transposed else w[0]), "kernel": _extent(list(w[2:])),
                       "stride": _extent(stride), "padding": _extent(padding), "dilation": _extent(dilation),
-                      "groups": groups, "bias": len(a) > 2 and a[2] is not None}
+                      "groups": groups, "bias": bias is not None}
             if transposed:
                 fields["output_padding"] = _extent(a[7])
-            return self.add_at(node, "conv_transpose2d" if transposed else "conv2d", fields, a[0])
+            return self.emit(node, "conv_transpose2d" if transposed else "conv2d", fields, _shape(a[0]), a[0],
+                             weights(a[1], bias))
         if name in ("batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit",
                     "native_batch_norm"):
-            return self.add_at(node, "batchnorm2d", {"affine": a[1] is not None}, a[0])
+            return self.emit(node, "batchnorm2d", {"affine": a[1] is not None}, _shape(a[0]), a[0],
+                             weights(a[1], a[2]))
         if name in ("add", "add_", "mul", "mul_", "sub", "sub_"):
-            if len(data) == 2:
-                return self.add_at(node, "multiply" if name.startswith("mul") else "add", {}, data[0],
-                                   self.where(node) + "." + name.rstrip("_"))
-            return self.skip(node, f"{name} with a scalar", "arithmetic with a constant has no roofplan layer")
-        if name in ("addmm", "mm") and self.is_parameter(a[-1]) and len(data) == 1:
-            return self.flat_linear(node, name, data[0], a[-1])
+            return self.arithmetic(node, "multiply" if name.startswith("mul") else "add", name, operands, data)
+        if name in ("addmm", "mm") and self.parameter(a[-1]) is not None and len(data) == 1:
+            return self.flat_linear(node, name, data[0], a[-1], a[0] if name == "addmm" else None)
         if name in ("matmul", "bmm", "mm"):
-            if len(data) != 2:
+            if len(data) != len(operands):
                 return self.skip(node, "matmul with a parameter", "a weight outside a module (use nn.Linear)")
             return self.matmul(node, data)
         if name == "scaled_dot_product_attention":
@@ -354,34 +484,25 @@ class _ExportBuilder(_Builder):
         simple = {"relu": "relu", "relu_": "relu", "gelu": "gelu", "tanh": "tanh", "sigmoid": "sigmoid",
                   "silu": "silu", "softmax": "softmax", "_softmax": "softmax"}
         if name in simple:
-            return self.add_at(node, simple[name], {}, a[0], self.where(node) + "." + simple[name])
+            return self.emit(node, simple[name], {}, _shape(a[0]), a[0], name=self.op_name(node, simple[name]))
         if name in ("max_pool2d", "max_pool2d_with_indices", "avg_pool2d"):
             kernel = a[1]
             stride = a[2] if len(a) > 2 and a[2] else kernel
             fields = {"kernel": _extent(kernel), "stride": _extent(stride),
                       "padding": _extent(a[3] if len(a) > 3 else 0),
                       "ceil_mode": bool(a[5] if name != "avg_pool2d" and len(a) > 5 else (a[4] if len(a) > 4 else False))}
-            return self.add_at(node, "avgpool2d" if name == "avg_pool2d" else "maxpool2d", fields, a[0])
+            return self.emit(node, "avgpool2d" if name == "avg_pool2d" else "maxpool2d", fields, _shape(a[0]), a[0])
         if name in ("adaptive_avg_pool2d", "_adaptive_avg_pool2d"):
-            return self.add_at(node, "adaptive_avgpool2d", {"output": _extent(a[1])}, a[0])
+            return self.emit(node, "adaptive_avgpool2d", {"output": _extent(a[1])}, _shape(a[0]), a[0])
         if name in ("cat", "concat"):
-            inputs = a[0]
-            return self.add_at(node, "concat", {"output": _instance(_meta(node).shape), "inputs": len(inputs)},
-                               inputs[0] if inputs else None)
+            return self.concat(node, name, data)
         return self.skip(node, name, "no roofplan layer for this operator")
 
-
-    def flat_linear(self, node, name, x, w):
+    def flat_linear(self, node, name, x, w, bias):
         """x @ W (+ b) on rows flattened over the batch (Hugging Face's Conv1D in GPT-2: W is [in, out]): a linear
-        layer on the rows of one instance."""
-        rows, width = (int(d) for d in _meta(x).shape)
-        if rows % self.batch:
-            return self.skip(node, name, f"{rows} rows do not split over a batch of {self.batch}")
-        per = rows // self.batch
-        layer = {"name": self.unique(self.where(node)), "type": "linear",
-                 "input": [per, width] if per > 1 else [width], "out_features": int(_meta(w).shape[1]),
-                 "bias": name == "addmm", "tied": self.weight(w)}
-        self.layers.append(layer)
+        layer on the rows of each example."""
+        fields = {"out_features": _shape(w)[1], "bias": bias is not None, "tied": False}
+        return self.emit(node, "linear", fields, _shape(x), x, [self.parameter(p) for p in (w, bias) if p is not None])
 
 
 def _export(module, example_inputs):
@@ -402,12 +523,13 @@ def _capture_exported(module, example_inputs, strict, causal):
     program = _export(module, example_inputs)
     if program is None:
         return None
-    builder = _ExportBuilder(program, strict)
-    builder.batch = int(example_inputs[0].shape[0])
+    builder = _ExportBuilder(program, strict, int(example_inputs[0].shape[0]))
     builder.causal = causal
-    for node in program.graph_module.graph.nodes:
+    nodes = list(program.graph_module.graph.nodes)
+    for node in nodes:
         if node.op == "call_function":
             builder.operator(node)
+    builder.uncounted_parameters(nodes)
     return builder
 
 
@@ -471,13 +593,15 @@ def _capture(module, example_inputs, strict, id, input_names, causal):
     except Exception as e:
         raise ValueError(f"from_torch: running {type(module).__name__} on the example inputs failed: "
                          f"{type(e).__name__}: {e}") from None
-    builder = _Builder(graph_module, strict)
+    builder = _Builder(graph_module, strict, int(example_inputs[0].shape[0]))
     builder.causal = causal
-    for node in graph_module.graph.nodes:
+    nodes = list(graph_module.graph.nodes)
+    for node in nodes:
         if node.op == "call_module":
             builder.module(node)
         elif node.op in ("call_function", "call_method"):
             builder.function(node)
+    builder.uncounted_parameters(nodes)
     return _document(module, example_inputs, builder, id)
 
 

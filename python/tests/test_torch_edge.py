@@ -37,3 +37,163 @@ def test_every_submodule_keeps_its_training_mode():
     module.fc.train()
     roofplan.from_torch(module, torch.randn(2, 3, 8, 8))
     assert [m.training for m in (module, module.conv, module.bn, module.fc)] == [False, False, False, True]
+
+
+def layers_of(model):
+    return {l["name"]: l for l in model.inspect().to_dict()["layers"]}
+
+
+class Shared(nn.Module):
+    """One convolution, one LayerNorm and one linear layer, each called twice on the same shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)  # 8·3·9 + 8 = 224 parameters
+        self.conv = nn.Conv2d(8, 8, 3, padding=1)  # 8·8·9 + 8 = 584
+        self.norm = nn.LayerNorm(8)  # 16
+        self.fc = nn.Linear(8, 8)  # 72
+
+    def forward(self, x):  # [B, 3, 6, 6]
+        h = self.conv(self.conv(self.stem(x)))
+        t = h.flatten(2).transpose(1, 2)  # [B, 36, 8]
+        return self.fc(self.fc(self.norm(self.norm(t))))
+
+
+def test_a_module_called_twice_counts_its_parameters_once():
+    module = Shared()
+    model = roofplan.from_torch(module, torch.randn(2, 3, 6, 6))
+    assert model.parameters == sum(p.numel() for p in module.parameters()) == 224 + 584 + 16 + 72
+    # MACs per example, every call: stem 36 positions·8·27, conv twice 2·36·8·72, fc twice 2·36·64.
+    assert macs(model) == 36 * 8 * 27 + 2 * 36 * 8 * 72 + 2 * 36 * 64 == 53_856
+    layers = layers_of(model)
+    assert layers["conv"]["repeat"] == 2 and layers["norm"]["repeat"] == 2 and layers["conv"]["macs"] == 41_472
+    assert layers["fc:2"]["params"] == 0  # a linear layer reusing counted weights is tied
+    assert model.unsupported == []
+
+
+class SharedOnAnotherShape(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 3, 1)
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):  # [B, 3, 8, 8]
+        h = self.conv(self.stem(x))
+        return self.conv(h[:, :, :4, :4])
+
+
+def test_a_module_called_again_on_another_shape_is_reported_not_counted_twice():
+    module = SharedOnAnotherShape()
+    model = roofplan.from_torch(module, torch.randn(2, 3, 8, 8))
+    assert model.parameters == sum(p.numel() for p in module.parameters()) == 12 + 84
+    assert macs(model) == 64 * 3 * 3 + 64 * 3 * 27  # stem and the first call of conv; the second is reported
+    (entry,) = model.unsupported
+    assert entry["type"] == "conv2d" and entry["first"] == "conv" and "reuses the parameters of 'conv'" in entry["reason"]
+    with pytest.raises(ValueError, match="conv2d at 'conv' is not supported"):
+        roofplan.from_torch(module, torch.randn(2, 3, 8, 8), strict=True)
+
+
+class FunctionalNorm(nn.Module):
+    def __init__(self, affine):
+        super().__init__()
+        self.affine = affine
+        if affine:
+            self.weight = nn.Parameter(torch.ones(8))
+            self.bias = nn.Parameter(torch.zeros(8))
+
+    def forward(self, x):
+        if self.affine:
+            return F.layer_norm(x, (8,), self.weight, self.bias)
+        return F.layer_norm(x, (8,))
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_functional_layer_norm_has_parameters_only_when_given(affine):
+    module = FunctionalNorm(affine)
+    model = roofplan.from_torch(module, torch.randn(2, 3, 8))
+    assert model.parameters == sum(p.numel() for p in module.parameters()) == (16 if affine else 0)
+    (layer,) = model.inspect().to_dict()["layers"]
+    assert layer["type"] == "layernorm" and layer["params"] == (16 if affine else 0)
+    assert model.unsupported == []
+
+
+class BareParameters(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.scale = nn.Parameter(torch.ones(8))
+        self.shift = nn.Parameter(torch.zeros(3, 8))
+
+    def forward(self, x):  # [B, 3, 8]
+        return self.scale * self.fc(x) + self.shift
+
+
+def test_a_parameter_used_directly_is_reported_and_its_operation_has_the_broadcast_shape():
+    module = BareParameters()
+    model = roofplan.from_torch(module, torch.randn(2, 3, 8))
+    layers = model.inspect().to_dict()["layers"]
+    assert [(l["type"], l["output_shape"]) for l in layers] == [("linear", [3, 8]), ("multiply", [3, 8]),
+                                                                 ("add", [3, 8])]
+    # No roofplan layer owns a bare parameter: fc's 72 are counted, scale's 8 and shift's 24 are reported.
+    assert model.parameters == 72 == sum(p.numel() for p in module.fc.parameters())
+    (entry,) = model.unsupported
+    assert entry["type"] == "parameter outside a module" and entry["count"] == 2 and entry["first"] == "scale"
+    with pytest.raises(ValueError, match="parameter outside a module at 'scale'"):
+        roofplan.from_torch(module, torch.randn(2, 3, 8), strict=True)
+
+
+class Folded(nn.Module):
+    """The batch folded with other axes (a view to rows, heads folded into the batch of bmm and of a
+    convolution) and moved behind another axis (transpose(0, 1))."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 16)
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, x):  # [B, 6, 8]
+        b, t = x.size(0), x.size(1)
+        y = self.fc(x.view(-1, 8))  # [B·6, 16]
+        heads = y.view(b * 2, t, 8)  # [B·2, 6, 8]
+        scores = torch.bmm(heads, heads.transpose(1, 2))  # [B·2, 6, 6]
+        maps = self.conv(scores.view(b * 2, 1, t, t))  # [B·2, 4, 4, 4]
+        seq_first = y.view(b, t, 16).transpose(0, 1)  # [6, B, 16]
+        return maps, self.out(seq_first)
+
+
+def profiler_macs_per_example(module, x):
+    """The MACs of the products and convolutions torch's profiler counts (2 FLOPs a MAC), per example."""
+    from torch.profiler import ProfilerActivity, profile
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+        module(x)
+    flops = {e.key: e.flops for e in prof.key_averages() if e.flops}
+    conv = next((flops[k] for k in ("aten::conv2d", "aten::convolution", "aten::_convolution") if k in flops), 0)
+    total = conv + sum(flops.get(k, 0) for k in ("aten::addmm", "aten::mm", "aten::bmm", "aten::matmul"))
+    return total // 2 // x.shape[0]
+
+
+def test_a_batch_folded_with_other_axes_counts_every_row_and_product():
+    module = Folded().eval()
+    x = torch.randn(2, 6, 8)
+    model = roofplan.from_torch(module, x)
+    # Per example: fc 6 rows·8·16, bmm 2 products·6·8·6, conv 2 maps·16 positions·4·9, out 6 rows·16·4.
+    by_hand = 6 * 8 * 16 + 2 * 6 * 8 * 6 + 2 * 16 * 4 * 9 + 6 * 16 * 4
+    assert macs(model) == by_hand == 2_880 == profiler_macs_per_example(module, x)
+    layers = layers_of(model)
+    assert layers["fc"]["macs"] == 768 and layers["bmm"]["macs"] == 576 and layers["conv"]["macs"] == 1_152
+    assert layers["conv"]["repeat"] == 2 and layers["out"]["macs"] == 384
+    assert model.parameters == sum(p.numel() for p in module.parameters())
+    assert model.unsupported == []  # x.size(0) * 2 is arithmetic on Python integers: no kernel, nothing to report
+    # Batch 3: the moved axis (6) is still a multiple of the batch and counts the same per example.
+    assert macs(roofplan.from_torch(module, torch.randn(3, 6, 8))) == by_hand
+
+
+def test_an_operation_whose_first_axis_is_not_the_batch_is_reported():
+    module = Folded().eval()
+    model = roofplan.from_torch(module, torch.randn(4, 6, 8))  # out reads [6, 4, 16]: 6 is not a multiple of 4
+    assert macs(model) == 6 * 8 * 16 + 2 * 6 * 8 * 6 + 2 * 16 * 4 * 9
+    (entry,) = model.unsupported
+    assert entry["type"] == "linear" and entry["first"] == "out" and "[6, 4, 16]" in entry["reason"]
+    with pytest.raises(ValueError, match="linear at 'out' is not supported"):
+        roofplan.from_torch(module, torch.randn(4, 6, 8), strict=True)
