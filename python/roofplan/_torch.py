@@ -51,6 +51,12 @@ def _extent(v):
     return int(v)
 
 
+def _adaptive_output(size, shape):
+    """adaptive_avg_pool2d's output grid: None keeps that axis of the input (`shape`, batch included)."""
+    size = list(size) if isinstance(size, (tuple, list)) else [size, size]
+    return _extent([int(shape[-2 + i]) if s is None else int(s) for i, s in enumerate(size)])
+
+
 def _meta(node):
     m = node.meta.get("tensor_meta", node.meta.get("val"))  # torch.fx's ShapeProp, or torch.export's value
     if m is None or hasattr(m, "shape"):
@@ -280,7 +286,7 @@ class _Builder:
                       "padding": _extent(m.padding), "ceil_mode": bool(m.ceil_mode)}
             return emit("maxpool2d" if isinstance(m, nn.MaxPool2d) else "avgpool2d", fields)
         if isinstance(m, nn.AdaptiveAvgPool2d):
-            return emit("adaptive_avgpool2d", {"output": _extent(m.output_size)})
+            return emit("adaptive_avgpool2d", {"output": _adaptive_output(m.output_size, shape)})
         if isinstance(m, nn.Identity):
             return None
         return self.skip(node, kind, "no roofplan layer for this module")
@@ -319,7 +325,9 @@ class _Builder:
             return self.emit(node, _ACTIVATIONS[name], fields, _shape(data[0]), data[0],
                              name=self.op_name(node, _ACTIVATIONS[name]))
         if name in ("adaptive_avg_pool2d",) and data:
-            return self.emit(node, "adaptive_avgpool2d", {"output": _extent(node.args[1])}, _shape(data[0]), data[0])
+            size = node.args[1] if len(node.args) > 1 else node.kwargs["output_size"]
+            return self.emit(node, "adaptive_avgpool2d", {"output": _adaptive_output(size, _shape(data[0]))},
+                             _shape(data[0]), data[0])
         return self.skip(node, name, "no roofplan layer for this operation")
 
     def arithmetic(self, node, type_, name, operands, data):

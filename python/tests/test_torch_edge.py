@@ -197,3 +197,21 @@ def test_an_operation_whose_first_axis_is_not_the_batch_is_reported():
     assert entry["type"] == "linear" and entry["first"] == "out" and "[6, 4, 16]" in entry["reason"]
     with pytest.raises(ValueError, match="linear at 'out' is not supported"):
         roofplan.from_torch(module, torch.randn(4, 6, 8), strict=True)
+
+
+class KeepHeight(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d((None, 7))
+
+    def forward(self, x):  # [B, 3, 14, 14]
+        return self.pool(x) + F.adaptive_avg_pool2d(x, (5, None))[:, :, :, :7].sum(2, keepdim=True)
+
+
+def test_adaptive_pooling_that_keeps_an_axis():
+    model = roofplan.from_torch(KeepHeight(), torch.randn(2, 3, 14, 14))
+    pools = [l for l in model.inspect().to_dict()["layers"] if l["type"] == "adaptive_avgpool2d"]
+    # None keeps the input's extent: 14 rows by 7 columns, then 5 rows by 14 columns.
+    assert [p["output_shape"] for p in pools] == [[3, 14, 7], [3, 5, 14]]
+    # Windows of 1 row by 2 columns: 2 additions per output plus one divide, 3·14·7 outputs.
+    assert pools[0]["flops"] == 3 * 14 * 7 * (2 + 1)
