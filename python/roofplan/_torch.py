@@ -400,8 +400,8 @@ class _Builder:
 _EXPORT_VIEWS = {"view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "slice", "select",
                  "unsqueeze", "squeeze", "contiguous", "clone", "_to_copy", "to", "alias", "detach", "lift_fresh_copy",
                  "arange", "full", "zeros", "ones", "scalar_tensor", "sym_size", "split", "split_with_sizes", "chunk",
-                 "unbind", "getitem", "empty", "new_ones", "new_zeros", "_assert_tensor_metadata", "dropout",
-                 "native_dropout", "sym_constrain_range_for_size", "_assert_scalar", "copy", "lift_fresh",
+                 "unbind", "getitem", "empty", "new_ones", "new_zeros", "_assert_tensor_metadata",
+                 "sym_constrain_range_for_size", "_assert_scalar", "copy", "lift_fresh",
                  "flatten", "unflatten", "as_strided", "index_select_view"}
 
 
@@ -504,7 +504,30 @@ class _ExportBuilder(_Builder):
             return self.emit(node, "adaptive_avgpool2d", {"output": _extent(a[1])}, _shape(a[0]), a[0])
         if name in ("cat", "concat"):
             return self.concat(node, name, data)
+        if name in ("dropout", "native_dropout"):
+            return self.dropout(node, a)
         return self.skip(node, name, "no roofplan layer for this operator")
+
+    def dropout(self, node, a):
+        """aten.dropout(x, p, train) as the torch.fx route maps dropout: an nn.Dropout module's always (the
+        training step's dropout, whatever mode the module was captured in), a functional one when it trains."""
+        module = self.in_dropout_module(node)
+        train = a[2] if len(a) > 2 else None  # native_dropout's None trains
+        if not module and train is not None and not train:
+            return None
+        return self.emit(node, "dropout", {"probability": float(a[1])}, _shape(a[0]), a[0],
+                         name=self.where(node) if module else self.op_name(node, "dropout"))
+
+    def in_dropout_module(self, node):
+        import torch.nn as nn
+
+        stack = node.meta.get("nn_module_stack") or {}
+        if not stack:
+            return False
+        kind = list(stack.values())[-1][1]  # the innermost module's type: a class, or its qualified name
+        if isinstance(kind, str):
+            return kind.rsplit(".", 1)[-1] == "Dropout" and kind.startswith("torch.nn")
+        return isinstance(kind, type) and issubclass(kind, nn.Dropout)
 
     def flat_linear(self, node, name, x, w, bias):
         """x @ W (+ b) on rows flattened over the batch (Hugging Face's Conv1D in GPT-2: W is [in, out]): a linear
@@ -531,7 +554,12 @@ def _capture_exported(module, example_inputs, strict, causal):
     program = _export(module, example_inputs)
     if program is None:
         return None
-    builder = _ExportBuilder(program, strict, int(example_inputs[0].shape[0]))
+    return _map_exported(program, int(example_inputs[0].shape[0]), strict, causal)
+
+
+def _map_exported(program, batch, strict, causal):
+    """The layers of an exported program (its graph_signature and graph_module) for an example batch of `batch`."""
+    builder = _ExportBuilder(program, strict, batch)
     builder.causal = causal
     nodes = list(program.graph_module.graph.nodes)
     for node in nodes:

@@ -215,3 +215,60 @@ def test_adaptive_pooling_that_keeps_an_axis():
     assert [p["output_shape"] for p in pools] == [[3, 14, 7], [3, 5, 14]]
     # Windows of 1 row by 2 columns: 2 additions per output plus one divide, 3·14·7 outputs.
     assert pools[0]["flops"] == 3 * 14 * 7 * (2 + 1)
+
+
+class _Op:
+    """An ATen operator as a torch.export graph names it (its ``_opname``)."""
+
+    def __init__(self, name):
+        self._opname = self.__name__ = name
+
+    def __call__(self, *args):
+        raise AssertionError("never run")
+
+
+def exported(ops, parameters, batch=2):
+    """A small torch.export-style program by hand: ATen nodes (parameters are placeholders), each value's shape in
+    ``meta['val']`` and the module it ran in in ``meta['nn_module_stack']``; `ops` lists (operator, the indices
+    of its inputs among the earlier values or scalars, output shape, module path, module type)."""
+    import types
+
+    graph = torch.fx.Graph()
+    values = [graph.placeholder("x")]
+    values[0].meta["val"] = torch.empty(batch, 4, 8)
+    for name, shape in parameters.items():
+        node = graph.placeholder(name)
+        node.meta["val"] = torch.empty(shape)
+        values.append(node)
+    for op, inputs, shape, path, kind in ops:
+        args = tuple(values[i] if isinstance(i, int) else i.value for i in inputs)
+        node = graph.call_function(_Op(op), args)
+        node.meta["val"] = torch.empty(shape)
+        node.meta["nn_module_stack"] = {path: (path, kind)} if path else {}
+        values.append(node)
+    graph.output(values[-1])
+    signature = types.SimpleNamespace(inputs_to_parameters={n: "encoder." + n for n in parameters}, user_inputs=["x"])
+    return types.SimpleNamespace(graph_signature=signature, graph_module=types.SimpleNamespace(graph=graph))
+
+
+class _Const:
+    def __init__(self, value):
+        self.value = value
+
+
+def test_the_export_route_maps_dropout_as_the_fx_route_does():
+    from roofplan._torch import _map_exported
+
+    linear, drop = "torch.nn.modules.linear.Linear", "torch.nn.modules.dropout.Dropout"
+    program = exported([
+        ("linear", [0, 1, 2], (2, 4, 8), "fc", linear),  # value 3
+        ("dropout", [3, _Const(0.1), _Const(False)], (2, 4, 8), "drop", drop),  # an nn.Dropout captured in eval
+        ("dropout", [4, _Const(0.2), _Const(False)], (2, 4, 8), "", None),  # F.dropout(training=False): nothing
+        ("native_dropout", [5, _Const(0.3), _Const(True)], (2, 4, 8), "block", "Block"),  # a training dropout
+        ("dropout", [6, _Const(0.1), _Const(False)], (2, 4, 8), "other", nn.Dropout),  # the type as a class
+    ], {"fc_weight": (8, 8), "fc_bias": (8,)})
+    builder = _map_exported(program, batch=2, strict=True, causal=None)
+    assert [(l["name"], l["type"], l.get("probability"), l["input"]) for l in builder.layers] == [
+        ("fc", "linear", None, [4, 8]), ("drop", "dropout", 0.1, [4, 8]), ("block.dropout", "dropout", 0.3, [4, 8]),
+        ("other", "dropout", 0.1, [4, 8])]
+    assert builder.unsupported.report() == []
