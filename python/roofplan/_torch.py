@@ -21,6 +21,10 @@ _VIEWS = {"view", "reshape", "permute", "transpose", "contiguous", "size", "dim"
           "new_ones", "new_zeros", "ones", "zeros", "arange", "full", "finfo", "tensor"}
 _ACTIVATIONS = {"relu": "relu", "relu_": "relu", "gelu": "gelu", "tanh": "tanh", "sigmoid": "sigmoid", "silu": "silu",
                 "softmax": "softmax", "dropout": "dropout", "flatten": "flatten"}
+# Arithmetic of two tensors (in place too): a division is a product's work, as the ONNX importer counts it.
+_ARITHMETIC = {"add": "add", "add_": "add", "iadd": "add", "sub": "add", "sub_": "add", "isub": "add",
+               "mul": "multiply", "mul_": "multiply", "imul": "multiply", "div": "multiply", "div_": "multiply",
+               "truediv": "multiply", "itruediv": "multiply"}
 # Layers that read one C×H×W map: a batch folded with other axes runs them `repeat` times.
 _GRID = {"conv2d", "conv_transpose2d", "batchnorm2d", "lrn", "maxpool2d", "avgpool2d", "adaptive_avgpool2d"}
 
@@ -300,10 +304,9 @@ class _Builder:
         if not operands and _meta(node) is None:
             return None  # arithmetic on sizes (x.size(0) * 2): Python integers, no kernel
         data = [t for t in operands if self.parameter(t) is None]
-        if name in ("add", "iadd", "add_", "sub", "mul", "imul", "mul_"):
-            return self.arithmetic(node, "multiply" if name.startswith(("mul", "imul")) else "add", name, operands,
-                                   data)
-        if name in ("cat", "concat"):
+        if name in _ARITHMETIC:
+            return self.arithmetic(node, _ARITHMETIC[name], name, operands, data)
+        if name in ("cat", "concat", "stack"):
             return self.concat(node, name, data)
         if name in ("matmul", "bmm", "mm"):
             if len(data) != len(operands):
@@ -319,7 +322,7 @@ class _Builder:
             fields = {}
             if name == "dropout":
                 p = node.kwargs.get("p", node.args[1] if len(node.args) > 1 else 0.5)
-                if not node.kwargs.get("training", True):
+                if not node.kwargs.get("training", node.args[2] if len(node.args) > 2 else True):
                     return None
                 fields = {"probability": float(p)}
             return self.emit(node, _ACTIVATIONS[name], fields, _shape(data[0]), data[0],
@@ -351,8 +354,9 @@ class _Builder:
                          name=self.op_name(node, "layer_norm"))
 
     def concat(self, node, name, data):
+        """torch.cat and torch.stack: a copy of the inputs into the output."""
         if len(data) < 2:
-            return self.skip(node, name, "fewer than two tensors")
+            return self.skip(node, name, "fewer than two tensors: roofplan's concat joins two or more")
         placed = self.place(node, "concat", _shape(node))
         if placed is not None:
             self.append(node, "concat", {"output": placed[0], "inputs": len(data)}, placed, data[0])
@@ -479,8 +483,8 @@ class _ExportBuilder(_Builder):
                     "native_batch_norm"):
             return self.emit(node, "batchnorm2d", {"affine": a[1] is not None}, _shape(a[0]), a[0],
                              weights(a[1], a[2]))
-        if name in ("add", "add_", "mul", "mul_", "sub", "sub_"):
-            return self.arithmetic(node, "multiply" if name.startswith("mul") else "add", name, operands, data)
+        if name in _ARITHMETIC:
+            return self.arithmetic(node, _ARITHMETIC[name], name, operands, data)
         if name in ("addmm", "mm") and self.parameter(a[-1]) is not None and len(data) == 1:
             return self.flat_linear(node, name, data[0], a[-1], a[0] if name == "addmm" else None)
         if name in ("matmul", "bmm", "mm"):
@@ -502,7 +506,7 @@ class _ExportBuilder(_Builder):
             return self.emit(node, "avgpool2d" if name == "avg_pool2d" else "maxpool2d", fields, _shape(a[0]), a[0])
         if name in ("adaptive_avg_pool2d", "_adaptive_avg_pool2d"):
             return self.emit(node, "adaptive_avgpool2d", {"output": _extent(a[1])}, _shape(a[0]), a[0])
-        if name in ("cat", "concat"):
+        if name in ("cat", "concat", "stack"):
             return self.concat(node, name, data)
         if name in ("dropout", "native_dropout"):
             return self.dropout(node, a)

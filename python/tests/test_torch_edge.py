@@ -272,3 +272,35 @@ def test_the_export_route_maps_dropout_as_the_fx_route_does():
         ("fc", "linear", None, [4, 8]), ("drop", "dropout", 0.1, [4, 8]), ("block.dropout", "dropout", 0.3, [4, 8]),
         ("other", "dropout", 0.1, [4, 8])]
     assert builder.unsupported.report() == []
+
+
+class Spelled(nn.Module):
+    """Operations spelled with keywords, in place, divided, stacked, split and concatenated."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):  # [B, 4, 8]
+        h = self.fc(x)
+        a = torch.add(h, other=x)  # a keyword operand
+        a.sub_(x)  # in place
+        q = a / h  # a quotient of two tensors
+        halves = q.chunk(2, dim=-1)  # views: [B, 4, 4] twice
+        left, right = halves[0], halves[1]
+        s = torch.stack((left, right), dim=1)  # [B, 2, 4, 4]
+        c = torch.cat((left, right), dim=1)  # [B, 8, 4]
+        one = torch.cat([c], 1)  # one tensor: a copy roofplan's concat does not describe
+        d = F.dropout(one, 0.5, False)  # training=False given by position: no dropout runs
+        return s, d, F.dropout(c, p=0.25)
+
+
+def test_operations_with_keywords_in_place_stacked_and_concatenated():
+    model = roofplan.from_torch(Spelled(), torch.randn(2, 4, 8))
+    layers = model.inspect().to_dict()["layers"]
+    assert [(l["type"], l["output_shape"]) for l in layers] == [
+        ("linear", [4, 8]), ("add", [4, 8]), ("add", [4, 8]), ("multiply", [4, 8]), ("concat", [2, 4, 4]),
+        ("concat", [8, 4]), ("dropout", [8, 4])]
+    assert layers[-1]["name"] == "dropout_1"
+    (entry,) = model.unsupported
+    assert entry["type"] == "cat" and "fewer than two tensors" in entry["reason"]
