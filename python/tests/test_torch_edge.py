@@ -257,6 +257,9 @@ class _Const:
 
 
 def test_the_export_route_maps_dropout_as_the_fx_route_does():
+    """torch 2.11's export of Hugging Face's BertModel in eval mode (transformers 5.17, on the device machine) holds
+    25 ``aten.dropout.default(x, 0.1, False)``, each in an nn.Dropout (``nn_module_stack``'s innermost entry:
+    ``('embeddings.dropout', 'torch.nn.modules.dropout.Dropout')``): the zoo's 25 dropout layers."""
     from roofplan._torch import _map_exported
 
     linear, drop = "torch.nn.modules.linear.Linear", "torch.nn.modules.dropout.Dropout"
