@@ -315,7 +315,7 @@ class _Builder:
         if name == "scaled_dot_product_attention":
             return self.attention(node, data)
         if name == "linear":
-            return self.skip(node, "functional linear", "a weight outside a module (use nn.Linear)")
+            return self.functional_linear(node, operands)
         if name == "layer_norm":
             return self.layer_norm(node, operands)
         if name in _ACTIVATIONS and data:
@@ -339,6 +339,15 @@ class _Builder:
             return self.skip(node, f"{name.rstrip('_')} with a scalar",
                              "arithmetic with a constant has no roofplan layer")
         return self.emit(node, type_, {}, _shape(node), data[0], name=self.op_name(node, name.rstrip("_")))
+
+    def functional_linear(self, node, operands):
+        """F.linear(x, weight, bias) with parameters as weight and bias: a linear layer that counts them."""
+        x, weights = operands[0], operands[1:3]
+        keys = [self.parameter(w) for w in weights]
+        if not weights or None in keys:
+            return self.skip(node, "functional linear", "a weight that is not a parameter (an activation)")
+        fields = {"out_features": _shape(weights[0])[0], "bias": len(weights) == 2, "tied": False}
+        return self.emit(node, "linear", fields, _shape(x), x, keys, name=self.op_name(node, "linear"))
 
     def layer_norm(self, node, operands):
         """F.layer_norm(x, shape, weight, bias): affine when both γ and β are given (and counted), none without."""

@@ -307,3 +307,26 @@ def test_operations_with_keywords_in_place_stacked_and_concatenated():
     assert layers[-1]["name"] == "dropout_1"
     (entry,) = model.unsupported
     assert entry["type"] == "cat" and "fewer than two tensors" in entry["reason"]
+
+
+class FunctionalLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(16, 8))
+        self.bias = nn.Parameter(torch.zeros(16))
+        self.back = nn.Parameter(torch.randn(8, 16))
+
+    def forward(self, x):  # [B, 5, 8]
+        h = F.linear(F.linear(x, self.weight, self.bias), self.back)  # [B, 5, 8]
+        return F.linear(h, self.weight, self.bias), F.linear(h, h[0])  # the first pair again; an activation weight
+
+
+def test_functional_linear_with_parameters_is_a_linear_layer():
+    module = FunctionalLinear()
+    model = roofplan.from_torch(module, torch.randn(2, 5, 8))
+    assert model.parameters == sum(p.numel() for p in module.parameters()) == 16 * 8 + 16 + 8 * 16
+    assert macs(model) == 3 * 5 * 8 * 16  # three products of 5 rows, 8·16 weights each
+    layers = model.inspect().to_dict()["layers"]
+    assert [(l["name"], l["params"]) for l in layers] == [("linear", 144), ("linear_1", 128), ("linear_2", 0)]
+    (entry,) = model.unsupported
+    assert entry["type"] == "functional linear" and entry["first"] == "linear_3"
