@@ -103,6 +103,7 @@ class _Builder:
         self.batch = batch  # the example inputs' first axis
         self.layers = []
         self.names = {}
+        self.used = set()
         self.unsupported = _Unsupported()
         self.causal = None  # from_torch's causal=: what an attention mask tensor is (None: a general mask)
         self.owner = {}  # a parameter's key (its identity) -> the index of the layer that counts it
@@ -146,11 +147,20 @@ class _Builder:
 
     # --- layers ----------------------------------------------------------------------------------------------
     def unique(self, name):
-        name = name.replace("/", ".")
-        n = self.names.get(name, 0) + 1
-        self.names[name] = n
-        unique = name if n == 1 else f"{name}:{n}"
-        return unique[-63:]
+        """A layer name no earlier layer has, at most 63 characters (roofplan-model/1's limit): the name's last
+        characters, and ':n' for its n-th use (truncated before the suffix is added, so two long names that end
+        alike stay apart)."""
+        base = name.replace("/", ".")[-63:]
+        n = self.names.get(base, 0)
+        while True:
+            n += 1
+            suffix = "" if n == 1 else f":{n}"
+            candidate = base[len(base) + len(suffix) - 63:] + suffix if len(base) + len(suffix) > 63 else base + suffix
+            if candidate not in self.used:
+                break
+        self.names[base] = n
+        self.used.add(candidate)
+        return candidate
 
     def place(self, node, kind, shape):
         """(per-example input shape, repeat) of a layer of `kind` reading `shape` (batch axis included): the first

@@ -2,6 +2,8 @@
 others, submodules' training modes, the torch.export route's dropout, adaptive pooling that keeps an axis, and
 operations written with keywords, in place, or stacked.  Every figure is counted by hand from the shapes (or is
 torch's own parameter count) and written out in the test."""
+import json
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -330,3 +332,23 @@ def test_functional_linear_with_parameters_is_a_linear_layer():
     assert [(l["name"], l["params"]) for l in layers] == [("linear", 144), ("linear_1", 128), ("linear_2", 0)]
     (entry,) = model.unsupported
     assert entry["type"] == "functional linear" and entry["first"] == "linear_3"
+
+
+class LongNames(nn.Module):
+    """Two layers whose module paths (71 characters) share their last 63: a layer name's limit."""
+
+    def __init__(self):
+        super().__init__()
+        setattr(self, "x" + "p" * 70, nn.Linear(8, 8))
+        setattr(self, "y" + "p" * 70, nn.Linear(8, 8))
+
+    def forward(self, x):
+        return getattr(self, "y" + "p" * 70)(getattr(self, "x" + "p" * 70)(x))
+
+
+def test_long_layer_names_are_cut_before_they_are_made_unique():
+    model = roofplan.from_torch(LongNames(), torch.randn(2, 8))
+    names = [layer["name"] for layer in json.loads(model.to_json())["layers"]]
+    assert len(names) == 2 and len(set(names)) == 2, names
+    assert all(len(n) <= 63 for n in names)
+    assert names == ["p" * 63, "p" * 61 + ":2"]
