@@ -811,3 +811,22 @@ TEST_CASE("batch norm in eval mode: the native transform's class, fitted from th
     CHECK(kinds(Precision::amp_bf16, Mode::train)[KernelClass::batch_norm_inference] == 0);
     CHECK(kinds(Precision::fp32, Mode::infer)[KernelClass::batch_norm] == 53);
 }
+
+TEST_CASE("GradScaler's host costs from the recorded interleaved pairs (three runs, pooled)") {
+    // validation/results/2026-11-24-h200-scaler-interleaved: the fit the defaults (HostCosts) were set from.
+    std::vector<HostSample> all;
+    for (const char* run : {"1", "2", "3"}) {
+        const std::string file = std::string(ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-24-h200-scaler-interleaved/"
+                                             "ops_scaler_host_h200_run") + run + ".json";
+        const Measurements m = io::operator_report(io::parse(io::read_text(file), file), file);
+        std::size_t pairs = 0;
+        for (const HostSample& h : m.host) pairs += h.name.starts_with("scaler: ") ? 1 : 0;
+        CHECK(pairs == 6);
+        all.insert(all.end(), m.host.begin(), m.host.end());
+    }
+    HostCosts h;
+    h.scaler_per_tensor_s = h.scaler_s = 0;
+    CHECK(calibration::fit_scaler_host(all, h) == 2);
+    CHECK(h.scaler_per_tensor_s == doctest::Approx(HostCosts{}.scaler_per_tensor_s).epsilon(0.01));
+    CHECK(h.scaler_s == doctest::Approx(HostCosts{}.scaler_s).epsilon(0.01));
+}

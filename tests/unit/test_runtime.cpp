@@ -484,6 +484,47 @@ TEST_CASE("compiled without CUDA graphs: a call per graph, the wrapper's cost pe
     CHECK(without.step_time.value() >= with.step_time.value());
 }
 
+TEST_CASE("GradScaler's host costs: fitted from the scaler pairs, charged before the unscale; the optimizer keeps its own") {
+    HostCosts h;
+    const double per_tensor = 1.5e-6, fixed = 100e-6;
+    const double charged = 2 * (h.optimizer_s + h.launch_s) + h.sync_s;  // what the timeline charges already
+    std::vector<HostSample> s;
+    for (const char* kind : {"sgd", "adamw"})
+        for (int n : {16, 64, 256})
+            s.push_back({std::string("scaler: ") + kind + ", " + std::to_string(n) + " tensors of 256",
+                         charged + fixed + n * per_tensor, 0});
+    s.push_back({"scaler: sgd, many tensors of 256", 1.0, 0});  // no count: not a pair
+    CHECK(calibration::fit_scaler_host(s, h) == 2);
+    CHECK(h.scaler_per_tensor_s == doctest::Approx(per_tensor));
+    CHECK(h.scaler_s == doctest::Approx(fixed));
+    HostCosts one;  // one tensor count cannot separate the fixed part from the per-tensor one
+    CHECK(calibration::fit_scaler_host({s[0], s[3]}, one) == 0);
+    CHECK(one.scaler_s == HostCosts{}.scaler_s);
+
+    // Lowering: under amp-fp16 the unscale carries the scaler's loop and fixed cost; the optimizer's first op, after
+    // the found_inf synchronisation, carries the optimizer's own loop (AdamW's bookkeeping).
+    const Model m = models::build("bert-swag");
+    for (const Optimizer opt : {Optimizer::sgd, Optimizer::adam}) {
+        const std::vector<Kernel> ks = lower(m, 2, {Precision::amp_fp16, Mode::train, opt, false}, Runtime::eager).kernels;
+        const auto unscale = std::find_if(ks.begin(), ks.end(), [](const Kernel& k) { return k.scaler_bookkeeping; });
+        REQUIRE(unscale != ks.end());
+        CHECK(unscale->what == "unscale gradients");
+        CHECK(unscale->host_tensors > 100);
+        CHECK(host_cost(*unscale, h) ==
+              doctest::Approx(h.optimizer_s + h.launch_s + h.scaler_s + unscale->host_tensors * h.scaler_per_tensor_s));
+        const auto synced = std::find_if(ks.begin(), ks.end(), [](const Kernel& k) { return k.sync_before; });
+        REQUIRE(synced != ks.end());
+        CHECK(synced > unscale);
+        CHECK(synced->host_tensors == unscale->host_tensors);
+        CHECK(synced->adam_bookkeeping == (opt == Optimizer::adam));
+        CHECK(!synced->scaler_bookkeeping);
+        // Without the scaler (amp-bf16) the optimizer's first op is the only loop over the parameters.
+        const std::vector<Kernel> bf = lower(m, 2, {Precision::amp_bf16, Mode::train, opt, false}, Runtime::eager).kernels;
+        CHECK(std::count_if(bf.begin(), bf.end(), [](const Kernel& k) { return k.host_tensors > 0; }) == 1);
+        CHECK(std::none_of(bf.begin(), bf.end(), [](const Kernel& k) { return k.scaler_bookkeeping || k.sync_before; }));
+    }
+}
+
 TEST_CASE("host fits: autocast's cast and wrapper from the two pairs, torch.compile's costs from two chain lengths") {
     HostCosts h;
     const double launch = h.launch_s, region = 7e-6, cast = 12e-6, wrapper = 3e-6;

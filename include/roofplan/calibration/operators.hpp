@@ -30,7 +30,9 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace roofplan::calibration {
@@ -319,6 +321,32 @@ inline int fit_compiled_host(const std::vector<HostSample>& samples, HostCosts& 
     return fitted;
 }
 
+/// GradScaler's host costs from op_bench.py's `scaler_host` pairs ("scaler: sgd, 16 tensors of 256": what the
+/// scaler adds to the optimizer's step, median of interleaved rounds): a line through every pair's tensor count,
+/// pooled over optimizers and reports; the slope is the per-tensor cost, the intercept less what the timeline
+/// charges the scaler already (its two foreach operations with their launches, and the found_inf read's
+/// synchronisation) its fixed cost.  Returns the number of costs fitted (0 or 2).
+inline int fit_scaler_host(const std::vector<HostSample>& samples, HostCosts& host) {
+    std::vector<std::array<double, 3>> rows;  // {1, tensors, seconds}
+    const std::string_view prefix = "scaler: ";
+    for (const HostSample& s : samples) {
+        if (!s.name.starts_with(prefix)) continue;
+        const std::size_t comma = s.name.find(", ");
+        if (comma == std::string::npos) continue;
+        char* end = nullptr;
+        const double tensors = std::strtod(s.name.c_str() + comma + 2, &end);
+        if (!(tensors >= 1) || end == nullptr || std::string_view(end).substr(0, 8) != " tensors") continue;
+        rows.push_back({1, tensors, s.seconds});
+    }
+    bool spread = false;
+    for (const auto& r : rows) spread = spread || r[1] != rows.front()[1];
+    if (rows.size() < 2 || !spread) return 0;
+    const auto [fixed, per_tensor] = detail::fit_fixed_and_slope(rows);
+    host.scaler_per_tensor_s = std::max(0.0, per_tensor);
+    host.scaler_s = std::max(0.0, fixed - 2 * (host.optimizer_s + host.launch_s) - host.sync_s);
+    return 2;
+}
+
 /// Fits the host costs into `profile.host` from the named host cases of op_bench.py (cases it lacks keep the
 /// prior).  Returns the number of costs fitted.
 inline int fit_host(const std::vector<HostSample>& samples, HostCosts& host) {
@@ -364,6 +392,7 @@ inline int fit_host(const std::vector<HostSample>& samples, HostCosts& host) {
     if (add_fb && add_f) host.silent_node_s = std::max(0.0, add_fb->seconds - add_f->seconds), ++fitted;
     fitted += fit_autocast_host(samples, host);
     fitted += fit_compiled_host(samples, host);
+    fitted += fit_scaler_host(samples, host);
     return fitted;
 }
 

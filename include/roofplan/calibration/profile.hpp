@@ -96,6 +96,13 @@ struct HostCosts {
                                                ///< lease gave 6.3: host costs move between leases, see docs)
     double compiled_backward_kernel_s = 38.8e-6; ///< per kernel of a compiled backward (its autograd node's
                                                  ///< share and AccumulateGrad nodes included), launch excluded
+    /// GradScaler in amp-fp16 training (op_bench.py `scaler_host`: the foreach SGD and AdamW step alone and with
+    /// `scaler.step(opt); scaler.update()` in interleaved rounds at 16, 64 and 256 tensors; H200 lease,
+    /// 2026-11-24, three runs pooled, validation/results/2026-11-24-h200-scaler-interleaved; `roofplan calibrate`'s
+    /// fit): its Python per parameter tensor (unscale_'s loop grouping the gradients), and per step what it costs
+    /// beyond its two foreach operations and the found_inf read (the found_inf tensors, the scale's bookkeeping).
+    double scaler_per_tensor_s = 1.24e-6;
+    double scaler_s = 118e-6;
     FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
 
     [[nodiscard]] bool operator==(const HostCosts&) const = default;
@@ -213,7 +220,8 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
                                    {h.batch_norm_backward_s, "batch_norm_backward_s"}, {h.cast_s, "cast_s"},
                                    {h.autocast_s, "autocast_s"}, {h.compiled_call_s, "compiled_call_s"},
                                    {h.compiled_kernel_s, "compiled_kernel_s"},
-                                   {h.compiled_backward_kernel_s, "compiled_backward_kernel_s"}})
+                                   {h.compiled_backward_kernel_s, "compiled_backward_kernel_s"},
+                                   {h.scaler_per_tensor_s, "scaler_per_tensor_s"}, {h.scaler_s, "scaler_s"}})
         if (!(v >= 0 && v < 1e-2)) detail::fail(where, ": host.", field, " must be in [0, 0.01) seconds");
 }
 

@@ -65,6 +65,7 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
     if (k.call == HostCall::autocast_cast) t += h.cast_s;  // the cast itself (a module's own call cost stays)
     if (k.autocast_op) t += h.autocast_s;
     t += k.views * h.view_s + k.containers * h.container_s + k.silent_backward_nodes * h.silent_node_s;
+    if (k.scaler_bookkeeping) return t + h.launch_s + h.scaler_s + k.host_tensors * h.scaler_per_tensor_s;
     return t + h.launch_s + k.host_tensors * (k.adam_bookkeeping ? h.adam_per_tensor_s : h.per_tensor_s);
 }
 

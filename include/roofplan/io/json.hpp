@@ -523,7 +523,8 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
         {"batch_norm_backward_s", &c.batch_norm_backward_s},
         {"cast_s", &c.cast_s},             {"autocast_s", &c.autocast_s},
         {"compiled_call_s", &c.compiled_call_s}, {"compiled_kernel_s", &c.compiled_kernel_s},
-        {"compiled_backward_kernel_s", &c.compiled_backward_kernel_s}};
+        {"compiled_backward_kernel_s", &c.compiled_backward_kernel_s},
+        {"scaler_per_tensor_s", &c.scaler_per_tensor_s}, {"scaler_s", &c.scaler_s}};
     std::vector<std::string_view> accepted;
     for (const auto& f : fields) accepted.push_back(f.first);
     accepted.push_back("source");
@@ -654,7 +655,8 @@ inline json to_json(const EfficiencyProfile& p) {
                        {"batch_norm_forward_s", h.batch_norm_forward_s}, {"batch_norm_backward_s", h.batch_norm_backward_s},
                        {"cast_s", h.cast_s}, {"autocast_s", h.autocast_s}, {"compiled_call_s", h.compiled_call_s},
                        {"compiled_kernel_s", h.compiled_kernel_s},
-                       {"compiled_backward_kernel_s", h.compiled_backward_kernel_s}, {"source", h.source.view()}};
+                       {"compiled_backward_kernel_s", h.compiled_backward_kernel_s},
+                       {"scaler_per_tensor_s", h.scaler_per_tensor_s}, {"scaler_s", h.scaler_s}, {"source", h.source.view()}};
     }
     return out;
 }

@@ -57,11 +57,12 @@ inline Measurements operator_report(const json& report, const std::string& file)
                                 h.contains("kernels_per_op") && h.at("kernels_per_op").is_number()
                                     ? h.at("kernels_per_op").get<double>() : 0.0});
         }
-    // The autocast pairs and the compiled chains (op_bench.py autocast_host, compiled_host): the same records,
-    // the compiled ones per call of the chain.
+    // The autocast pairs, the compiled chains and the scaler pairs (op_bench.py autocast_host, compiled_host,
+    // scaler_host): the same records, the compiled ones per call of the chain, the scaler's what it adds to a step.
     for (const auto& [section, time_key, kernels_key] :
          {std::array<const char*, 3>{"autocast_host", "host_us_per_op", "kernels_per_op"},
-          std::array<const char*, 3>{"compiled_host", "host_us_per_call", "kernels_per_call"}}) {
+          std::array<const char*, 3>{"compiled_host", "host_us_per_call", "kernels_per_call"},
+          std::array<const char*, 3>{"scaler_host", "host_us_per_op", "kernels_per_op"}}) {
         if (!report.contains(section) || !report.at(section).is_array()) continue;
         for (const json& h : report.at(section)) {
             if (!h.is_object() || !h.contains("case") || !h.at("case").is_string() || !h.contains(time_key)) continue;

@@ -66,9 +66,11 @@ inline void parameter_tensors(const AnyLayer& layer, ParameterTensors& p) {
 }
 
 /// One foreach operation over every parameter: reads `reads` and writes `writes` FP32 values per parameter,
-/// over `lists` tensor lists.
+/// over `lists` tensor lists.  `first`: the Python loop over the parameters that precedes it (the optimizer's,
+/// or GradScaler's unscale_ when `scaler`) is charged to its first launch.
 inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std::string_view what, int lists,
-                       double reads, double writes, double flops, bool first, bool sync_before = false) {
+                       double reads, double writes, double flops, bool first, bool sync_before = false,
+                       bool scaler = false) {
     const double launches = foreach_launches(p.chunks, lists);
     for (double i = 0; i < launches; ++i) {
         Kernel k = stream_kernel(KernelClass::optimizer, i == 0 ? HostOp::optimizer : HostOp::none, what,
@@ -76,7 +78,8 @@ inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std
         k.sync_before = sync_before && i == 0;
         if (first && i == 0) {  // the Python loop over the parameters before the first op
             k.host_tensors = p.tensors;
-            k.adam_bookkeeping = e.step().optimizer == Optimizer::adam;
+            k.adam_bookkeeping = !scaler && e.step().optimizer == Optimizer::adam;
+            k.scaler_bookkeeping = scaler;
         }
         e.optimizer(k);
     }
@@ -86,7 +89,8 @@ inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std
 /// defaults; AdamW: weight decay 0.01), plus under amp-fp16 the gradient scaler (torch/amp/grad_scaler.py):
 /// `unscale_` checks and unscales the gradients (a foreach kernel), `_maybe_opt_step` reads found_inf on the
 /// host (`.item()`: the host waits for the backward to finish) before the optimizer runs, and `update` adjusts
-/// the scale (one kernel).
+/// the scale (one kernel).  The scaler's own Python (per tensor and per step) is charged before its unscale; the
+/// optimizer's own loop over the parameters still runs, after the synchronisation.
 inline void optimizer(Emitter& e) {
     ParameterTensors p;
     double params = 0;
@@ -96,8 +100,8 @@ inline void optimizer(Emitter& e) {
     }
     if (params <= 0) return;
     const bool scaler = e.step().precision == Precision::amp_fp16;
-    if (scaler) foreach_op(e, p, params, "unscale gradients", 1, 1, 1, 2, true);
-    const bool first = !scaler, sync = scaler;
+    if (scaler) foreach_op(e, p, params, "unscale gradients", 1, 1, 1, 2, true, false, true);
+    const bool first = true, sync = scaler;
     if (e.step().optimizer == Optimizer::sgd) {
         foreach_op(e, p, params, "momentum scale", 1, 1, 1, 1, first, sync);
         foreach_op(e, p, params, "momentum add", 2, 2, 1, 1, false);
