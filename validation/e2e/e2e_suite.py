@@ -252,6 +252,20 @@ def profile_step(step, cuda):
             "by_kind": by_kind, "kernels": s["kernels"]}
 
 
+def host_probe(dev, rounds=5, iters=2000):
+    """The host's speed now: the median over `rounds` of the time per call of a Python view op (`x.view(16)`, no
+    kernel) in a loop of `iters` (microseconds).  The device hosts ran at two speeds (1.2-1.5 us or 2.3-2.8 us,
+    validation/results/2026-11-24-h200-host-items) that switch within seconds."""
+    x = torch.zeros(16, device=dev)
+    per = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(iters):
+            x.view(16)
+        per.append((time.perf_counter() - t) / iters * 1e6)
+    return statistics.median(per)
+
+
 def run_case(spec, a, cuda):
     dev = "cuda" if cuda else "cpu"
     rec = dict(spec)
@@ -301,7 +315,10 @@ def run_case(spec, a, cuda):
         mem["allocated_at_step_start_bytes"] = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
 
-    # synchronised steps
+    # synchronised steps, between two probes of the host's speed, their wall-clock window recorded (to join with
+    # a clock/power sampler running beside the suite: validation/e2e/clocks_per_case.py)
+    rec["host_probe_us_before"] = host_probe(dev)
+    rec["timed_steps_utc"] = [time.time()]
     steps = a.steps
     times, host = [], []
     for _ in range(steps):
@@ -317,6 +334,8 @@ def run_case(spec, a, cuda):
             times.append(e0.elapsed_time(e1) / 1e3)
         else:
             times.append(time.perf_counter() - h)
+    rec["timed_steps_utc"].append(time.time())
+    rec["host_probe_us_after"] = host_probe(dev)
     med = statistics.median(times)
     rec.update({"steps": steps, "step_time_s_median": med, "step_time_s_p10": rc_pct(times, 0.1),
                 "step_time_s_p90": rc_pct(times, 0.9), "throughput_samples_per_s": B / med,
