@@ -52,29 +52,54 @@ def predict(roofplan, case, profile, device):
     return json.loads(result.stdout)
 
 
-def rows(roofplan, profile, device, results):
+def probe_scaled(profile, case, scratch):
+    """A copy of `profile` whose host costs are scaled by the host's speed when `case` ran: the mean of the case's
+    two probes (a Python view op in a loop, e2e_suite.host_probe) over the same op in the calibration's host cases
+    (the profile's `view_s`).  None when the case has no probes."""
+    probes = [case.get("host_probe_us_before"), case.get("host_probe_us_after")]
+    if None in probes:
+        return None, None
+    doc = json.loads(pathlib.Path(profile).read_text())
+    host = doc["host"] if "host" in doc else doc["profiles"][0]["host"]
+    scale = statistics.mean(probes) * 1e-6 / host["view_s"]
+    for key, value in host.items():
+        if key != "source" and isinstance(value, (int, float)):
+            host[key] = value * scale
+    path = pathlib.Path(scratch) / f"profile-{case['id']}.json"
+    path.write_text(json.dumps(doc))
+    return str(path), scale
+
+
+def rows(roofplan, profile, device, results, scratch=None):
     out = []
     for case_id, runs in recorded_cases(results).items():
         measured = statistics.median(r["step_time_s_median"] for r in runs)
         kernels = statistics.median(r["profile"]["kernels_per_step"] for r in runs)
         idle = statistics.median(r["profile"]["gpu_idle_share"] for r in runs)
         host = statistics.median(r["host_s_median"] for r in runs)
-        p = predict(roofplan, runs[-1], profile, device)
+        scale = None
+        if scratch is not None:  # the host's speed at the time of the case (its last run)
+            scaled, scale = probe_scaled(profile, runs[-1], scratch)
+            if scaled is None:
+                sys.exit(f"{case_id}: no host probes recorded (--host-speed-from-probe needs e2e reports with them)")
+        p = predict(roofplan, runs[-1], scaled if scratch is not None else profile, device)
         out.append({"id": case_id, "measured": measured, "predicted": p["step_time_s"],
                     "error": measured / p["step_time_s"] - 1, "kernels": kernels, "predicted_kernels": p["kernel_count"],
                     "idle": idle, "predicted_idle": p["gpu_idle_s"] / p["step_time_s"], "runtime": p["runtime"],
-                    "bound": p["bound"], "host": host, "predicted_host": p["host_s"]})
+                    "bound": p["bound"], "host": host, "predicted_host": p["host_s"], "host_scale": scale})
     return out
 
 
 def render(table, label, tag, host_where):
+    scaled = any(r["host_scale"] is not None for r in table)
     lines = [BEGIN.format(tag), "", f"Predicted with {label}. Error = measured / predicted − 1 (positive: the model is optimistic).", "",
-             "| case | measured ms | predicted ms | error | host ms meas / pred | kernels meas / pred | GPU idle meas / pred | bound |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| case | measured ms | predicted ms | error | host ms meas / pred | kernels meas / pred | GPU idle meas / pred | bound |"
+             + (" host speed ×|" if scaled else ""),
+             "|---|---|---|---|---|---|---|---|" + ("---|" if scaled else "")]
     for r in table:
         lines.append(f"| {r['id']} | {r['measured'] * 1e3:.2f} | {r['predicted'] * 1e3:.2f} | {r['error'] * 100:+.1f}% | "
                      f"{r['host'] * 1e3:.2f} / {r['predicted_host'] * 1e3:.2f} | {r['kernels']:.0f} / {r['predicted_kernels']} | {r['idle'] * 100:.0f}% / {r['predicted_idle'] * 100:.0f}% | "
-                     f"{r['bound']} |")
+                     f"{r['bound']} |" + (f" {r['host_scale']:.2f} |" if scaled else ""))
     errors = [abs(r["error"]) for r in table]
     within25 = sum(e <= 0.25 for e in errors)
     kernels10 = sum(abs(r["predicted_kernels"] / r["kernels"] - 1) <= 0.10 for r in table)
@@ -100,8 +125,11 @@ def main():
                         help="micro-benchmark reports to fit the profile from first (roofplan calibrate)")
     parser.add_argument("--check", type=pathlib.Path, help="fail when this file's generated block differs")
     parser.add_argument("--write", type=pathlib.Path, help="rewrite this file's generated block")
+    parser.add_argument("--host-speed-from-probe", action="store_true",
+                        help="diagnostic: scale the profile's host costs by each case's host-speed probe over the "
+                             "profile's view_s (reports recorded with probes only)")
     options = parser.parse_args()
-    tag = options.results.name
+    tag = options.results.name + ("-probe-scaled" if options.host_speed_from_probe else "")
     with tempfile.TemporaryDirectory() as scratch:
         profile, label = options.profile, f"the profile {options.profile}" if options.profile else "the default profile"
         if options.calibrate_from:  # the profile as `roofplan calibrate` fits it now, from the recorded reports
@@ -116,7 +144,13 @@ def main():
         results = options.results.resolve()
         same = [f for f in options.calibrate_from if pathlib.Path(ROOT, f).resolve().parent == results]
         host_where = f"this lease's host ({', '.join(pathlib.Path(f).name for f in same)})" if same else "other leases' hosts"
-        text = render(rows(options.roofplan, profile, options.device, results), label, tag, host_where)
+        if options.host_speed_from_probe:
+            if not profile:
+                sys.exit("--host-speed-from-probe needs a profile (--profile or --calibrate-from)")
+            label += (", its host costs scaled by each case's host speed (the mean of the case's two probes, a Python "
+                      "view op in a loop, over the profile's `view_s`, the same op in the calibration's host cases)")
+        text = render(rows(options.roofplan, profile, options.device, results,
+                           scratch if options.host_speed_from_probe else None), label, tag, host_where)
     target = options.check or options.write
     if not target:
         print(text, end="")
