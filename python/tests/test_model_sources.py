@@ -132,3 +132,28 @@ def test_load_model_without_a_source_says_what_is_missing():
         roofplan._core.load_model()
     with pytest.raises(ValueError, match="not both"):
         roofplan._core.load_model(model="resnet50", model_file="x.json")
+
+
+def lab_system(gb_s):
+    """A two-GPU PCIe box (docs/extending.md's example, with a built-in device) whose host links run at gb_s."""
+    return json.dumps({"schema": "roofplan-systems/1", "systems": [{
+        "id": "lab-2gpu", "name": "Lab box: 2x H100 on PCIe, one socket", "device": "h100-pcie",
+        "gpus_per_node": 2, "max_nodes": 1, "sockets": [0, 0], "nvlinks": [[0, 0], [0, 0]],
+        "nvlink_gb_s_per_link": 0, "direct_kind": "nvlink", "switch_gb_s": 0,
+        "host": [{"kind": "pcie", "gb_s": gb_s}, {"kind": "pcie", "gb_s": gb_s}], "socket_bus_gb_s": 0,
+        "network": {"name": "", "gb_s_multi_flow": 0, "gb_s_single_flow": 0, "latency_s": 1e-5},
+        "source": "a test"}]})
+
+
+def test_an_edited_system_file_gives_its_new_figures(tmp_path, cli):
+    path = tmp_path / "systems.json"
+    path.write_text(lab_system(63))
+    args = dict(op="allreduce", system="lab-2gpu", system_file=str(path), bytes="100MB")
+    fast = roofplan.collective(**args).to_dict()
+    assert fast == cli("collective", "--op", "allreduce", "--system", "lab-2gpu", "--system-file", str(path),
+                       "--bytes", "100MB", "--json")
+    rewrite(path, lab_system(16))
+    slow = roofplan.collective(**args).to_dict()
+    assert slow == cli("collective", "--op", "allreduce", "--system", "lab-2gpu", "--system-file", str(path),
+                       "--bytes", "100MB", "--json")
+    assert slow != fast

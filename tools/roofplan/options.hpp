@@ -185,12 +185,21 @@ inline std::int64_t parse_bytes(const std::string& text) {
 }
 
 /// The systems a command sees: the built-ins plus those of --system-file (same id: replaces).  A file is read once
-/// (commands keep pointers to its systems).
+/// per process and version, as `cached_model` reads models (a file edited or replaced is read again); the 16 most
+/// recently used kept (a command keeps pointers to its systems while it runs: only older files leave).
 inline const std::vector<System>& system_catalog(const std::string& file) {
     if (file.empty()) return builtin_systems();
-    static std::map<std::string, std::vector<System>> files;
-    if (const auto it = files.find(file); it != files.end()) return it->second;
-    return files.emplace(file, io::load_systems(file)).first->second;
+    constexpr std::size_t capacity = 16;
+    static std::list<std::pair<FileStamp, std::vector<System>>> cache;  // most recently used first
+    const FileStamp key = file_stamp(file);
+    const auto hit = std::find_if(cache.begin(), cache.end(), [&](const auto& entry) { return entry.first == key; });
+    if (hit != cache.end()) {
+        cache.splice(cache.begin(), cache, hit);
+        return cache.front().second;
+    }
+    cache.emplace_front(key, io::load_systems(file));
+    if (cache.size() > capacity) cache.pop_back();
+    return cache.front().second;
 }
 
 /// The system `id` among the built-ins and those of --system-file.
