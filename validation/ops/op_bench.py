@@ -1336,17 +1336,90 @@ def scaler_host_cases(R):
     R.save(force=True)
 
 
+def host_speed_cases(R):
+    """How each host cost moves with the host's speed (issue 14; the device hosts switch between two speeds within
+    seconds, validation/results/2026-11-24-h200-host-items): rounds of short blocks (~2-15 ms each) of representative
+    host cases, each round between two probes of the view op the e2e suite uses (`x.view`, no kernel), for as long as
+    `--deadline-s` allows (at most 3000 rounds).  Per round: the probes and every case's time per op.  Classifying
+    rounds by their probes (fast/slow) gives each cost's own slow/fast ratio (its sensitivity); nothing here is
+    fitted into a profile yet."""
+    env = R.env
+    dev = env.dev
+    small = not env.cuda
+    x = torch.randn(1024, device=dev)
+    y = torch.randn(1024, device=dev)
+    lin = torch.nn.Linear(64, 64).to(dev)
+    xin = torch.randn(8, 64, device=dev)
+    xg = torch.randn(1024, device=dev, requires_grad=True)
+    chain = 100
+    lins = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(chain)]).to(dev)
+
+    def fb_add():
+        h = xg
+        for _ in range(chain):
+            h = h + y
+        h.sum().backward()
+
+    def fb_lin():
+        lins(xin).sum().backward()
+
+    def optimizer(kind, n=64):
+        ps = [torch.nn.Parameter(torch.randn(256, device=dev)) for _ in range(n)]
+        for p in ps:
+            p.grad = torch.randn_like(p) * 1e-3
+        opt = (torch.optim.SGD(ps, lr=0.01, momentum=0.9, foreach=True) if kind == "sgd"
+               else torch.optim.AdamW(ps, lr=1e-3, foreach=True))
+        return opt.step
+
+    def no_grad(f):
+        def body():
+            with torch.no_grad():
+                f()
+        return body
+
+    def autocast_linear():
+        with torch.no_grad(), torch.autocast(dev, dtype=torch.bfloat16, enabled=env.cuda):
+            lin(xin)
+
+    # name: (body, iterations per block, ops per iteration)
+    cases = {
+        "view (no kernel)": (lambda: x.view(32, 32), 2000, 1),
+        "add (no_grad)": (no_grad(lambda: torch.add(x, y)), 400, 1),
+        "nn.Linear(64,64) call (no_grad)": (no_grad(lambda: lin(xin)), 300, 1),
+        "nn.Linear(64,64) call, requires_grad (forward only)": (lambda: lin(xin), 300, 1),
+        "nn.Linear(64,64) under autocast bf16 (no_grad)": (autocast_linear, 200, 1),
+        f"add forward+backward (chain of {chain}, per op)": (fb_add, 4, chain),
+        f"nn.Linear(64,64) forward+backward (Sequential of {chain}, per layer)": (fb_lin, 2, chain),
+        "sgd step (foreach), 64 tensors of 256": (optimizer("sgd"), 20, 1),
+        "adamw step (foreach), 64 tensors of 256": (optimizer("adamw"), 8, 1),
+    }
+    if small:
+        cases = {k: (b, 2, o) for k, (b, _, o) in cases.items()}
+    probe = cases["view (no kernel)"][0]
+    rounds = []
+    while len(rounds) < (3 if small else 3000) and time.monotonic() < env.deadline - 5:
+        before = wall_per_iter(env, probe, 2000 if env.cuda else 20, warm=20)[0]
+        per = {}
+        for name, (body, iters, ops) in cases.items():
+            per[name] = wall_per_iter(env, body, iters, warm=2)[0] / ops * 1e6
+        after = wall_per_iter(env, probe, 2000 if env.cuda else 20, warm=20)[0]
+        rounds.append({"probe_us": [before * 1e6, after * 1e6], "host_us_per_op": per})
+    R.doc["host_speed"] = {"cases": list(cases), "rounds": rounds}
+    R.save(force=True)
+    print(f"host_speed: {len(rounds)} rounds", file=sys.stderr)
+
+
 GROUPS = {
     "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
     "bn": cases_batchnorm, "bn_infer": cases_batchnorm_infer, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
     "embedding": cases_embedding, "ce": cases_cross_entropy, "optim": cases_optimizer, "memset": cases_memset,
     "gemm": cases_gemm, "sdpa": cases_sdpa, "sdpa_dropout": lambda R: cases_sdpa(R, dropout=True),
     "pool": cases_pool, "autocast_host": autocast_host_cases,
-    "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases,
+    "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases, "host_speed": host_speed_cases,
 }
 ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
          "optim", "memset", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
-         "scaler_host"]
+         "scaler_host", "host_speed"]
 
 
 def main():
@@ -1379,7 +1452,8 @@ def main():
                       "bytes": "nominal: inputs read once, outputs written once", "flops": "multiply-add = 2"},
            "floor": [], "host": [], "cases": []}
     R = Runner(env, doc, a.json)
-    groups = [g for g in ORDER if not a.only or g in a.only.split(",")]
+    # host_speed runs until the deadline: only when named
+    groups = [g for g in ORDER if g in a.only.split(",")] if a.only else [g for g in ORDER if g != "host_speed"]
     t0 = time.monotonic()
     for g in groups:
         tg = time.monotonic()
