@@ -52,10 +52,48 @@ def predict(roofplan, case, profile, device):
     return json.loads(result.stdout)
 
 
-def probe_scaled(profile, case, scratch):
-    """A copy of `profile` whose host costs are scaled by the host's speed when `case` ran: the mean of the case's
-    two probes (a Python view op in a loop, e2e_suite.host_probe) over the same op in the calibration's host cases
-    (the profile's `view_s`).  None when the case has no probes."""
+# Which measured host cases stand for which costs' sensitivity to the host's speed (op_bench.py host_speed), and
+# which cost of the profile moves like which: Python-side operator calls, the C++ side (the autograd engine's nodes,
+# launches, synchronisations), the optimizer's Python loops, the view op itself.
+SPEED_CASES = {
+    "python": ["add (no_grad)", "nn.Linear(64,64) call (no_grad)", "nn.Linear(64,64) call, requires_grad (forward only)",
+               "nn.Linear(64,64) under autocast bf16 (no_grad)"],
+    "cpp": ["add forward+backward (chain of 100, per op)",
+            "nn.Linear(64,64) forward+backward (Sequential of 100, per layer)"],
+    "optimizer": ["sgd step (foreach), 64 tensors of 256", "adamw step (foreach), 64 tensors of 256"],
+    "view": ["view (no kernel)"],
+}
+FIELD_CLASS = {
+    "view_s": "view",
+    "module_s": "python", "internal_s": "python", "container_s": "python", "cast_s": "python", "autocast_s": "python",
+    "batch_norm_forward_s": "python", "compiled_call_s": "python", "compiled_kernel_s": "python",
+    "backward_s": "cpp", "silent_node_s": "cpp", "batch_norm_backward_s": "cpp", "compiled_backward_kernel_s": "cpp",
+    "launch_s": "cpp", "sync_s": "cpp", "graph_s": "cpp", "graph_node_s": "cpp",
+    "optimizer_s": "optimizer", "per_tensor_s": "optimizer", "adam_per_tensor_s": "optimizer",
+    "scaler_per_tensor_s": "optimizer", "scaler_s": "optimizer",
+}
+
+
+def speed_sensitivities(report):
+    """Each class's sensitivity k to the host's speed, from op_bench.py's host_speed rounds: its cases' slow/fast
+    ratio of medians (rounds whose two probes both read < 1.7 us or both > 2.0 us), less one, over the view op's."""
+    rounds = json.loads(pathlib.Path(report).read_text())["host_speed"]["rounds"]
+    fast = [r for r in rounds if max(r["probe_us"]) < 1.7]
+    slow = [r for r in rounds if min(r["probe_us"]) > 2.0]
+    if len(fast) < 20 or len(slow) < 20:
+        sys.exit(f"{report}: too few rounds in one of the host's states ({len(fast)} fast, {len(slow)} slow)")
+
+    def ratio(case):
+        return (statistics.median(r["host_us_per_op"][case] for r in slow)
+                / statistics.median(r["host_us_per_op"][case] for r in fast))
+    view = ratio("view (no kernel)")
+    return {c: statistics.median((ratio(case) - 1) / (view - 1) for case in cases) for c, cases in SPEED_CASES.items()}
+
+
+def probe_scaled(profile, case, scratch, sensitivity):
+    """A copy of `profile` whose host costs follow the host's speed when `case` ran: s = the mean of the case's two
+    probes (a Python view op in a loop, e2e_suite.host_probe) over the same op in the calibration's host cases (the
+    profile's `view_s`), and each cost scaled by 1 + k (s - 1), k its class's sensitivity.  None without probes."""
     probes = [case.get("host_probe_us_before"), case.get("host_probe_us_after")]
     if None in probes:
         return None, None
@@ -64,13 +102,15 @@ def probe_scaled(profile, case, scratch):
     scale = statistics.mean(probes) * 1e-6 / host["view_s"]
     for key, value in host.items():
         if key != "source" and isinstance(value, (int, float)):
-            host[key] = value * scale
+            if key not in FIELD_CLASS:
+                sys.exit(f"host cost {key}: no speed class (compare_e2e.FIELD_CLASS)")
+            host[key] = value * (1 + sensitivity[FIELD_CLASS[key]] * (scale - 1))
     path = pathlib.Path(scratch) / f"profile-{case['id']}.json"
     path.write_text(json.dumps(doc))
     return str(path), scale
 
 
-def rows(roofplan, profile, device, results, scratch=None):
+def rows(roofplan, profile, device, results, scratch=None, sensitivity=None):
     out = []
     for case_id, runs in recorded_cases(results).items():
         measured = statistics.median(r["step_time_s_median"] for r in runs)
@@ -79,7 +119,7 @@ def rows(roofplan, profile, device, results, scratch=None):
         host = statistics.median(r["host_s_median"] for r in runs)
         scale = None
         if scratch is not None:  # the host's speed at the time of the case (its last run)
-            scaled, scale = probe_scaled(profile, runs[-1], scratch)
+            scaled, scale = probe_scaled(profile, runs[-1], scratch, sensitivity)
             if scaled is None:
                 sys.exit(f"{case_id}: no host probes recorded (--host-speed-from-probe needs e2e reports with them)")
         p = predict(roofplan, runs[-1], scaled if scratch is not None else profile, device)
@@ -125,9 +165,10 @@ def main():
                         help="micro-benchmark reports to fit the profile from first (roofplan calibrate)")
     parser.add_argument("--check", type=pathlib.Path, help="fail when this file's generated block differs")
     parser.add_argument("--write", type=pathlib.Path, help="rewrite this file's generated block")
-    parser.add_argument("--host-speed-from-probe", action="store_true",
+    parser.add_argument("--host-speed-from-probe", type=pathlib.Path, metavar="HOST_SPEED_REPORT",
                         help="diagnostic: scale the profile's host costs by each case's host-speed probe over the "
-                             "profile's view_s (reports recorded with probes only)")
+                             "profile's view_s, each cost by its class's sensitivity measured in this op_bench "
+                             "host_speed report (e2e reports recorded with probes only)")
     options = parser.parse_args()
     tag = options.results.name + ("-probe-scaled" if options.host_speed_from_probe else "")
     with tempfile.TemporaryDirectory() as scratch:
@@ -147,10 +188,15 @@ def main():
         if options.host_speed_from_probe:
             if not profile:
                 sys.exit("--host-speed-from-probe needs a profile (--profile or --calibrate-from)")
-            label += (", its host costs scaled by each case's host speed (the mean of the case's two probes, a Python "
-                      "view op in a loop, over the profile's `view_s`, the same op in the calibration's host cases)")
+            sensitivity = speed_sensitivities(options.host_speed_from_probe)
+            label += (", its host costs following each case's host speed s (the mean of the case's two probes, a "
+                      "Python view op in a loop, over the profile's `view_s`, the same op in the calibration's host "
+                      "cases): each cost × (1 + k (s − 1)), k its class's sensitivity measured by op_bench's "
+                      f"host_speed rounds in `{options.host_speed_from_probe}` ("
+                      + ", ".join(f"{c} {k:.2f}" for c, k in sensitivity.items()) + ")")
         text = render(rows(options.roofplan, profile, options.device, results,
-                           scratch if options.host_speed_from_probe else None), label, tag, host_where)
+                           scratch if options.host_speed_from_probe else None,
+                           sensitivity if options.host_speed_from_probe else None), label, tag, host_where)
     target = options.check or options.write
     if not target:
         print(text, end="")
