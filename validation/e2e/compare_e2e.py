@@ -74,6 +74,14 @@ FIELD_CLASS = {
 }
 
 
+def relative(path):
+    """A path as the docs name it: relative to the repository when inside it."""
+    try:
+        return str(pathlib.Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def speed_sensitivities(report):
     """Each class's sensitivity k to the host's speed, from op_bench.py's host_speed rounds: its cases' slow/fast
     ratio of medians (rounds whose two probes both read < 1.7 us or both > 2.0 us), less one, over the view op's."""
@@ -192,7 +200,7 @@ def main():
             label += (", its host costs following each case's host speed s (the mean of the case's two probes, a "
                       "Python view op in a loop, over the profile's `view_s`, the same op in the calibration's host "
                       "cases): each cost × (1 + k (s − 1)), k its class's sensitivity measured by op_bench's "
-                      f"host_speed rounds in `{options.host_speed_from_probe}` ("
+                      f"host_speed rounds in `{relative(options.host_speed_from_probe)}` ("
                       + ", ".join(f"{c} {k:.2f}" for c, k in sensitivity.items()) + ")")
         text = render(rows(options.roofplan, profile, options.device, results,
                            scratch if options.host_speed_from_probe else None,
