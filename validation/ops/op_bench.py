@@ -1339,7 +1339,8 @@ def scaler_host_cases(R):
 def host_speed_cases(R):
     """How each host cost moves with the host's speed (issue 14; the device hosts switch between two speeds within
     seconds, validation/results/2026-11-24-h200-host-items): rounds of short blocks (~2-15 ms each) of representative
-    host cases, each round between two probes of the view op the e2e suite uses (`x.view`, no kernel), for as long as
+    host cases (tight-loop operators, and whole tiny modules as models write them: torchvision's ResNet-18, one
+    Hugging Face BERT layer and GPT-2 block), each round between two probes of the view op the e2e suite uses (`x.view`, no kernel), for as long as
     `--deadline-s` allows (at most 3000 rounds).  Per round: the probes and every case's time per op.  Classifying
     rounds by their probes (fast/slow) gives each cost's own slow/fast ratio (its sensitivity); nothing here is
     fitted into a profile yet."""
@@ -1393,6 +1394,34 @@ def host_speed_cases(R):
         "sgd step (foreach), 64 tensors of 256": (optimizer("sgd"), 20, 1),
         "adamw step (foreach), 64 tensors of 256": (optimizer("adamw"), 8, 1),
     }
+    # Whole modules as models write them (tiny tensors: host only): how a model's own Python between its operators
+    # moves with the host's speed, beside the tight-loop operator cases above.
+    try:
+        import torchvision
+        r18 = torchvision.models.resnet18(num_classes=10).to(dev).eval()
+        r18_train = torchvision.models.resnet18(num_classes=10).to(dev).train()
+        img = torch.randn(1, 3, 32, 32, device=dev)
+        img2 = torch.randn(2, 3, 32, 32, device=dev)  # batch norm in training needs two samples
+        cases["torchvision resnet18 forward (no_grad, eval; per forward)"] = (no_grad(lambda: r18(img)), 4, 1)
+        cases["torchvision resnet18 forward+backward (train; per step)"] = (
+            lambda: r18_train(img2).sum().backward(), 2, 1)
+    except Exception as e:  # noqa: BLE001
+        print(f"host_speed: torchvision cases skipped: {e}", file=sys.stderr)
+    try:
+        import transformers as tf
+        bert_cfg = tf.BertConfig(hidden_size=64, num_attention_heads=2, intermediate_size=256, num_hidden_layers=1)
+        bert = tf.BertModel(bert_cfg).to(dev)
+        gpt_cfg = tf.GPT2Config(n_embd=64, n_head=2, n_layer=1, n_positions=64)
+        gpt = tf.GPT2Model(gpt_cfg).to(dev).eval()
+        ids = torch.randint(0, 100, (1, 8), device=dev)
+        bert_eval = bert.eval()
+        cases["HF BertModel, 1 layer, forward (no_grad, eval; per forward)"] = (no_grad(lambda: bert_eval(ids)), 10, 1)
+        cases["HF GPT2Model, 1 block, forward (no_grad, eval; per forward)"] = (no_grad(lambda: gpt(ids)), 10, 1)
+        bert_train = tf.BertModel(bert_cfg).to(dev).train()
+        cases["HF BertModel, 1 layer, forward+backward (train; per step)"] = (
+            lambda: bert_train(ids).last_hidden_state.sum().backward(), 4, 1)
+    except Exception as e:  # noqa: BLE001
+        print(f"host_speed: Hugging Face cases skipped: {e}", file=sys.stderr)
     if small:
         cases = {k: (b, 2, o) for k, (b, _, o) in cases.items()}
     probe = cases["view (no kernel)"][0]
