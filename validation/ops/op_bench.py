@@ -1340,8 +1340,8 @@ def host_speed_cases(R):
     """How each host cost moves with the host's speed (issue 14; the device hosts switch between two speeds within
     seconds, validation/results/2026-11-24-h200-host-items): rounds of short blocks (~2-15 ms each) of representative
     host cases (tight-loop operators, and whole tiny modules as models write them: torchvision's ResNet-18, one
-    Hugging Face BERT layer and GPT-2 block), each round between two probes of the view op the e2e suite uses (`x.view`, no kernel), for as long as
-    `--deadline-s` allows (at most 3000 rounds).  Per round: the probes and every case's time per op.  Classifying
+    Hugging Face BERT layer and GPT-2 block), each round between two probes of the view op the e2e suite uses
+    (`x.view`, no kernel), for as long as `--deadline-s` allows (at most 3000 rounds).  Per round: the probes and every case's time per op.  Classifying
     rounds by their probes (fast/slow) gives each cost's own slow/fast ratio (its sensitivity); nothing here is
     fitted into a profile yet."""
     env = R.env
