@@ -76,6 +76,11 @@ if(TARGET roofplan::onnx)  # found by the long fuzzing run: crashed inside ONNX 
     set_tests_properties(bad_input.onnx.int_tensor_dims PROPERTIES TIMEOUT 15 PASS_REGULAR_EXPRESSION "total +64 +64 +128")
 endif()
 
+# Found by the 2026-11-24 cli fuzzing run (call 5, UBSan): explain's FLOPs line doubled a layer's MACs unchecked
+# before the checked total; now the checked total's error comes first.
+bad_input_case(explain.flops_overflow "overflows 64 bits \\(2 x 5634656568806104224\\)"
+               explain -l "conv2d cin=229 cout=66 k=21 h=95999916 w=8826" -d h100)
+
 # --- options: zero, negative, non-finite, out of range, not applicable, conflicting: errors, never defaults ---------
 set(p predict -m resnet50 -d h100)
 bad_input_case(option.cuda_graphs_eager "--cuda-graphs applies to --runtime compiled only .this run's runtime is eager." ${p} --cuda-graphs off)

@@ -32,6 +32,11 @@ struct GemmShape {
     [[nodiscard]] constexpr bool empty() const { return count == 0; }
 };
 
+/// 2·MACs + vector FLOPs, or an error naming the overflow (a shape whose MACs fit 64 bits may not in FLOPs).
+constexpr flop_count checked_flops(mac_count macs, flop_count vector_flops) {
+    return units::flops(detail::add(detail::mul(2, macs.value(), "FLOPs (2 per MAC)"), vector_flops.value(), "FLOPs"));
+}
+
 /// Element-level cost of one pass over a whole batch, as a layer reports it.  `macs` are matrix
 /// multiply-accumulates (tensor-core eligible); `vector_flops` is the remaining arithmetic (bias adds,
 /// activations, normalisation, softmax, pooling).  Element counts are converted to bytes by `to_work`.
@@ -44,7 +49,7 @@ struct PassCost {
     std::int64_t gradient_elements_written = 0;  ///< weight gradients written (backward-weight)
     GemmShape gemm{};
 
-    [[nodiscard]] constexpr flop_count flops() const { return units::to_flops(macs) + vector_flops; }
+    [[nodiscard]] constexpr flop_count flops() const { return checked_flops(macs, vector_flops); }
 
     /// Sums costs (the GEMM shape, which does not add up, is left as it was).
     constexpr PassCost& operator+=(const PassCost& other) {
@@ -143,7 +148,7 @@ struct Work {
     byte_count gradient_bytes_written{};
     GemmShape gemm{};
 
-    [[nodiscard]] constexpr flop_count flops() const { return units::to_flops(macs) + vector_flops; }
+    [[nodiscard]] constexpr flop_count flops() const { return checked_flops(macs, vector_flops); }
     [[nodiscard]] constexpr byte_count bytes_read() const { return weight_bytes_read + activation_bytes_read; }
     [[nodiscard]] constexpr byte_count bytes_written() const {
         return activation_bytes_written + gradient_bytes_written;

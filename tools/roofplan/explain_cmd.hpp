@@ -85,7 +85,8 @@ inline Work pass_steps(layers::Derivation& b, const AnyLayer& layer, const std::
         const char* symbol = p == Pass::forward ? "MACs fwd" : p == Pass::backward_data ? "MACs bwd-data" : "MACs bwd-weight";
         const std::int64_t fwd = forward_macs(layer).value();
         if (p == Pass::forward)
-            b.checked(id, symbol, "B·MACs", num(instances) + "·" + num(fwd), instances * fwd, w.macs.value());
+            b.checked(id, symbol, "B·MACs", num(instances) + "·" + num(fwd), roofplan::detail::mul(instances, fwd, "MACs"),
+                      w.macs.value());
         else if (const auto derived = explain_pass_macs(layer, p, instances))
             b.checked(id, symbol, derived->formula, derived->substituted, derived->value, w.macs.value(), "",
                       derived->note);
@@ -137,9 +138,10 @@ inline std::pair<Work, std::int64_t> batch_steps(layers::Derivation& b, const An
     if ((e.pass == "backward" || e.pass == "all") && !needs_input_gradient)
         b.text("skipped", "skipped", "backward-data", "the model's first layer needs no input gradient");
     if (passes.size() > 1) b.count("macs", "MACs", "Σ passes", "", total.macs.value());
+    const std::int64_t flops = total.flops().value();  // checked first: 2·MACs may not fit 64 bits
     b.checked("flops", "FLOPs", "2·MACs + vector FLOPs",
               "2·" + num(total.macs.value()) + " + " + num(total.vector_flops.value()),
-              2 * total.macs.value() + total.vector_flops.value(), total.flops().value(), "FLOP",
+              2 * total.macs.value() + total.vector_flops.value(), flops, "FLOP",
               "a multiply-add is 2 FLOP; torchvision's \"GFLOPS\" are MACs");
     const std::int64_t weight_bytes = bytes_step(b, layer, passes, instances, precision, total, e.precision);
     const double intensity = total.bytes().value() > 0 ? static_cast<double>(total.flops().value()) /
