@@ -25,6 +25,8 @@ _ACTIVATIONS = {"relu": "relu", "relu_": "relu", "gelu": "gelu", "tanh": "tanh",
 _ARITHMETIC = {"add": "add", "add_": "add", "iadd": "add", "sub": "add", "sub_": "add", "isub": "add",
                "mul": "multiply", "mul_": "multiply", "imul": "multiply", "div": "multiply", "div_": "multiply",
                "truediv": "multiply", "itruediv": "multiply"}
+# Operations both capture routes (torch.fx and torch.export) map alike (_Builder.tensor_op).
+_TENSOR_OPS = {*_ARITHMETIC, "matmul", "bmm", "mm", "scaled_dot_product_attention"}
 # Layers that read one C×H×W map: a batch folded with other axes runs them `repeat` times.
 _GRID = {"conv2d", "conv_transpose2d", "batchnorm2d", "lrn", "maxpool2d", "avgpool2d", "adaptive_avgpool2d"}
 
@@ -314,16 +316,10 @@ class _Builder:
         if not operands and _meta(node) is None:
             return None  # arithmetic on sizes (x.size(0) * 2): Python integers, no kernel
         data = [t for t in operands if self.parameter(t) is None]
-        if name in _ARITHMETIC:
-            return self.arithmetic(node, _ARITHMETIC[name], name, operands, data)
         if name in ("cat", "concat", "stack"):
             return self.concat(node, name, data)
-        if name in ("matmul", "bmm", "mm"):
-            if len(data) != len(operands):
-                return self.skip(node, "matmul with a parameter", "a weight outside a module (use nn.Linear)")
-            return self.matmul(node, data)
-        if name == "scaled_dot_product_attention":
-            return self.attention(node, data)
+        if name in _TENSOR_OPS:
+            return self.tensor_op(node, name, operands, data)
         if name == "linear":
             return self.functional_linear(node, operands)
         if name == "layer_norm":
@@ -342,6 +338,17 @@ class _Builder:
             return self.emit(node, "adaptive_avgpool2d", {"output": _adaptive_output(size, _shape(data[0]))},
                              _shape(data[0]), data[0])
         return self.skip(node, name, "no roofplan layer for this operation")
+
+    def tensor_op(self, node, name, operands, data):
+        """What both capture routes map alike (name in _TENSOR_OPS): arithmetic between tensors, products of
+        activations, fused attention.  `data`: the operands that are not parameters."""
+        if name in _ARITHMETIC:
+            return self.arithmetic(node, _ARITHMETIC[name], name, operands, data)
+        if name == "scaled_dot_product_attention":
+            return self.attention(node, data)
+        if len(data) != len(operands):
+            return self.skip(node, "matmul with a parameter", "a weight outside a module (use nn.Linear)")
+        return self.matmul(node, data)
 
     def arithmetic(self, node, type_, name, operands, data):
         """A sum or product of two tensors (a parameter among them: ``x * self.scale``), over the broadcast shape."""
@@ -502,16 +509,10 @@ class _ExportBuilder(_Builder):
                     "native_batch_norm"):
             return self.emit(node, "batchnorm2d", {"affine": a[1] is not None}, _shape(a[0]), a[0],
                              weights(a[1], a[2]))
-        if name in _ARITHMETIC:
-            return self.arithmetic(node, _ARITHMETIC[name], name, operands, data)
         if name in ("addmm", "mm") and self.parameter(a[-1]) is not None and len(data) == 1:
             return self.flat_linear(node, name, data[0], a[-1], a[0] if name == "addmm" else None)
-        if name in ("matmul", "bmm", "mm"):
-            if len(data) != len(operands):
-                return self.skip(node, "matmul with a parameter", "a weight outside a module (use nn.Linear)")
-            return self.matmul(node, data)
-        if name == "scaled_dot_product_attention":
-            return self.attention(node, data)
+        if name in _TENSOR_OPS:
+            return self.tensor_op(node, name, operands, data)
         simple = {"relu": "relu", "relu_": "relu", "gelu": "gelu", "tanh": "tanh", "sigmoid": "sigmoid",
                   "silu": "silu", "softmax": "softmax", "_softmax": "softmax"}
         if name in simple:
