@@ -17,6 +17,8 @@
 //   seconds t = to_double(f) / peak;                    // a quantity of time
 #pragma once
 
+#include <roofplan/detail/checked.hpp>
+
 #include <boost/units/base_dimension.hpp>
 #include <boost/units/base_unit.hpp>
 #include <boost/units/base_units/information/byte.hpp>
@@ -94,8 +96,8 @@ constexpr joules in_joules(double j) { return joules::from_value(j); }
 constexpr flops_per_second tflops_per_second(double t) { return flops_per_second::from_value(t * 1e12); }
 constexpr bytes_per_second gigabytes_per_second(double g) { return bytes_per_second::from_value(g * 1e9); }
 
-/// The one sanctioned MAC → FLOP conversion: 1 MAC = 2 FLOP, exact.
-constexpr flop_count to_flops(mac_count m) { return flops(2 * m.value()); }
+/// The one sanctioned MAC → FLOP conversion: 1 MAC = 2 FLOP, exact; an error when the FLOPs do not fit 64 bits.
+constexpr flop_count to_flops(mac_count m) { return flops(detail::mul(2, m.value(), "FLOPs (2 per MAC)")); }
 
 /// Exact count → real quantity (for rates and times).
 constexpr flop_amount to_double(flop_count f) { return flop_amount::from_value(static_cast<double>(f.value())); }

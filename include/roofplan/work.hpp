@@ -34,7 +34,7 @@ struct GemmShape {
 
 /// 2·MACs + vector FLOPs, or an error naming the overflow (a shape whose MACs fit 64 bits may not in FLOPs).
 constexpr flop_count checked_flops(mac_count macs, flop_count vector_flops) {
-    return units::flops(detail::add(detail::mul(2, macs.value(), "FLOPs (2 per MAC)"), vector_flops.value(), "FLOPs"));
+    return units::flops(detail::add(units::to_flops(macs).value(), vector_flops.value(), "FLOPs"));
 }
 
 /// Element-level cost of one pass over a whole batch, as a layer reports it.  `macs` are matrix
