@@ -30,6 +30,7 @@ docs/report-schemas.md, section roofplan-ops.
   python3 validation/ops/op_bench.py --smoke --json /tmp/ops_smoke.json   # CPU, tiny sizes: exercises the code
 """
 import argparse
+import contextlib
 import math
 import statistics
 import sys
@@ -1438,6 +1439,188 @@ def host_speed_cases(R):
     print(f"host_speed: {len(rounds)} rounds", file=sys.stderr)
 
 
+def kernel_gap_cases(R):
+    """The GPU's gap between back-to-back kernels as the profiler sees it (issue 14: a profiler counts it as idle,
+    while event-timed operator benchmarks fold it into each kernel's time).  A spin kernel queues each chain of N
+    operators of one kind behind it, so the host is never the limit; the gap is the next kernel's start minus the
+    previous one's end, over the chain (median, p10, p90), beside (event time per operator - profiler busy per
+    operator) for the same chain run back to back."""
+    env = R.env
+    dev = env.dev
+    out = R.doc.setdefault("kernel_gap", [])
+    if not env.cuda:
+        out.append({"case": "smoke", "skipped": "no GPU"})
+        return
+    n = 200
+    t = {}
+    t["add 1K fp32"] = (torch.randn(1024, device=dev), torch.randn(1024, device=dev))
+    t["add 4M bf16"] = (torch.randn(4 << 20, device=dev, dtype=torch.bfloat16),
+                        torch.randn(4 << 20, device=dev, dtype=torch.bfloat16))
+    ln = torch.nn.LayerNorm(768).to(dev)
+    xln = torch.randn(128, 768, device=dev)
+    w = torch.randn(1024, 1024, device=dev, dtype=torch.bfloat16)
+    xg = torch.randn(1024, 1024, device=dev, dtype=torch.bfloat16)
+    chains = {
+        "add 1K fp32": lambda: torch.add(*t["add 1K fp32"]),
+        "add 4M bf16": lambda: torch.add(*t["add 4M bf16"]),
+        "layer_norm 128x768 fp32": lambda: ln(xln),
+        "mm 1024^3 bf16": lambda: xg @ w,
+        "mm 1024^3 bf16 then add 1K": lambda: (xg @ w, torch.add(*t["add 1K fp32"])),
+    }
+    with torch.no_grad():
+        for name, op in chains.items():
+            try:
+                for _ in range(20):
+                    op()
+                env.sync()
+                # event time per operator, back to back (behind a spin so the host runs ahead)
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda._sleep(2_000_000)
+                a.record()
+                for _ in range(n):
+                    op()
+                b.record()
+                env.sync()
+                event_us = a.elapsed_time(b) * 1e3 / n
+                acts = [torch.profiler.ProfilerActivity.CUDA]
+                with torch.profiler.profile(activities=acts) as prof:
+                    torch.cuda._sleep(2_000_000)
+                    for _ in range(n):
+                        op()
+                    env.sync()
+                ev = [e for e in rc.device_events(prof) if "sleep" not in e["name"].lower()]
+                ev.sort(key=lambda e: e["start_us"])
+                gaps = [ev[i + 1]["start_us"] - (ev[i]["start_us"] + ev[i]["dur_us"]) for i in range(len(ev) - 1)]
+                busy = rc.busy_union(ev)
+                r = {"case": name, "operators": n, "kernels": len(ev), "kernels_per_operator": len(ev) / n,
+                     "gap_us_median": statistics.median(gaps), "gap_us_p10": pct(gaps, 0.1),
+                     "gap_us_p90": pct(gaps, 0.9), "gap_us_mean": sum(gaps) / len(gaps),
+                     "kernel_us_mean": sum(e["dur_us"] for e in ev) / len(ev),
+                     "event_us_per_operator": event_us, "busy_us_per_operator": busy / n,
+                     "event_minus_busy_us_per_kernel": (event_us - busy / n) / (len(ev) / n),
+                     "kernel_names": sorted({e["name"][:120] for e in ev})[:6]}
+                print(f"kernel_gap {name}: gap median {r['gap_us_median']:.2f} us, mean {r['gap_us_mean']:.2f}, "
+                      f"event-busy {r['event_minus_busy_us_per_kernel']:.2f} us/kernel", file=sys.stderr)
+            except Exception as e:  # noqa: BLE001
+                r = {"case": name, "error": f"{type(e).__name__}: {e}"[:400]}
+            out.append(r)
+            R.save()
+
+
+def block_host_cases(R):
+    """Host time of whole Hugging Face transformer blocks as models write them (issue 14 item 3: the Python between
+    a block's operators that the per-operator host costs do not hold; validation/results/2026-11-24-h200-host-items
+    found 6-14 us of it before each of the 280-570 operators a BERT/GPT-2 forward calls).  Tiny models (hidden 64,
+    2 heads, 8 tokens, batch 1: host time only) with 1 and 4 layers, so that the per-layer slope is the block's host
+    time apart from the embeddings, masks and heads; in inference (eval, no_grad; FP32 and autocast BF16), training
+    forward (autograd on, autocast BF16) and a training step's forward+backward (zero_grad(set_to_none) first, as
+    the e2e suite's step), built as the e2e suite builds them (attention_mask of ones for BERT; GPT-2's default
+    cache).  Also AdamW/SGD foreach steps over BERT-base's 201 parameter shapes beside 201 tiny tensors: does the
+    optimizer's host time per tensor depend on the tensor's size?  Rounds of every case between two probes of the
+    view op (the host's two speeds, ../host-speed), until `--deadline-s`; each case profiled once for its kernels."""
+    env = R.env
+    dev = env.dev
+    import transformers as tf
+    ids = torch.randint(0, 100, (1, 8), device=dev)
+    mask = torch.ones_like(ids)
+    ac = torch.bfloat16 if env.cuda else None
+
+    def autocast():
+        return torch.autocast(dev, dtype=ac) if ac is not None else contextlib.nullcontext()
+
+    cases = {}
+    for fam in ("bert", "gpt2"):
+        for layers in (1, 4):
+            if fam == "bert":
+                cfg = tf.BertConfig(hidden_size=64, num_attention_heads=2, intermediate_size=256,
+                                    num_hidden_layers=layers, vocab_size=128)
+                kw = {"input_ids": ids, "attention_mask": mask}
+                model = tf.BertModel(cfg).to(dev)
+            else:
+                cfg = tf.GPT2Config(n_embd=64, n_head=2, n_layer=layers, n_positions=64, vocab_size=128)
+                kw = {"input_ids": ids}
+                model = tf.GPT2Model(cfg).to(dev)
+            tag = f"{fam} L{layers}"
+
+            def infer(model=model, kw=kw, amp=False):
+                model.eval()
+
+                def body():
+                    with torch.no_grad(), (autocast() if amp else contextlib.nullcontext()):
+                        model(**kw)
+                return body
+
+            def train_fwd(model=model, kw=kw):
+                def body():
+                    model.train()
+                    with autocast():
+                        model(**kw)
+                return body
+
+            def train_step(model=model, kw=kw):
+                def body():
+                    model.train()
+                    model.zero_grad(set_to_none=True)
+                    with autocast():
+                        out = model(**kw).last_hidden_state
+                    out.float().sum().backward()
+                return body
+            cases[f"{tag} infer fp32"] = (infer(), 6)
+            cases[f"{tag} infer amp-bf16"] = (infer(amp=True), 6)
+            cases[f"{tag} train forward amp-bf16"] = (train_fwd(), 4)
+            cases[f"{tag} train forward+backward amp-bf16"] = (train_step(), 3)
+    # The optimizer at BERT-base's parameter shapes vs tiny tensors (same count, 201)
+    big = tf.BertModel(tf.BertConfig()) if env.cuda else tf.BertModel(tf.BertConfig(
+        hidden_size=64, num_attention_heads=2, intermediate_size=128, num_hidden_layers=12))
+    shapes = [tuple(p.shape) for p in big.parameters()]
+    del big
+
+    def optimizer(kind, sizes):
+        ps = [torch.nn.Parameter(torch.randn(s, device=dev) * 0.02) for s in sizes]
+        for q in ps:
+            q.grad = torch.randn_like(q) * 1e-3
+        opt = (torch.optim.SGD(ps, lr=0.01, momentum=0.9) if kind == "sgd" else torch.optim.AdamW(ps, lr=1e-4))
+        return opt.step
+    n = len(shapes)
+    cases[f"adamw step, {n} tensors of BERT-base's shapes"] = (optimizer("adamw", shapes), 2)
+    cases[f"adamw step, {n} tensors of 256"] = (optimizer("adamw", [(256,)] * n), 2)
+    cases[f"sgd step, {n} tensors of BERT-base's shapes"] = (optimizer("sgd", shapes), 3)
+    cases[f"sgd step, {n} tensors of 256"] = (optimizer("sgd", [(256,)] * n), 3)
+    x = torch.randn(1024, device=dev)
+    probe = lambda: x.view(32, 32)  # noqa: E731
+    kernels = {}
+    for name, (body, _) in cases.items():
+        for _ in range(3):
+            body()
+        env.sync()
+        try:
+            ev = rc.profile_device(body, calls=2, sync=env.sync)
+            s = rc.summarize_kernels(ev, calls=2)
+            kernels[name] = {"kernels_per_call": s["count"], "busy_us": s["busy_us"],
+                             "names": [(k["name"][:100], k["count"]) for k in s["kernels"][:40]]}
+        except Exception as e:  # noqa: BLE001
+            kernels[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+    rounds = []
+    small = not env.cuda
+    while len(rounds) < (2 if small else 5000) and time.monotonic() < env.deadline - 5:
+        before = wall_per_iter(env, probe, 2000 if env.cuda else 20, warm=20)[0]
+        per = {}
+        for name, (body, iters) in cases.items():
+            # host issue time per call (the GPU is never the limit for these tiny tensors; the optimizer at full
+            # size issues ahead of its kernels), and the wall time with the final sync
+            host, wall, _ = wall_per_iter(env, body, 1 if small else iters, warm=1)
+            per[name] = [host * 1e6, wall * 1e6]
+        after = wall_per_iter(env, probe, 2000 if env.cuda else 20, warm=20)[0]
+        rounds.append({"probe_us": [before * 1e6, after * 1e6], "host_wall_us": per})
+        if len(rounds) % 100 == 0:
+            R.doc["block_host"] = {"cases": list(cases), "kernels": kernels, "rounds": rounds}
+            R.save()
+    R.doc["block_host"] = {"cases": list(cases), "kernels": kernels, "rounds": rounds,
+                           "transformers": tf.__version__}
+    R.save(force=True)
+    print(f"block_host: {len(rounds)} rounds", file=sys.stderr)
+
+
 GROUPS = {
     "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
     "bn": cases_batchnorm, "bn_infer": cases_batchnorm_infer, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
@@ -1445,10 +1628,11 @@ GROUPS = {
     "gemm": cases_gemm, "sdpa": cases_sdpa, "sdpa_dropout": lambda R: cases_sdpa(R, dropout=True),
     "pool": cases_pool, "autocast_host": autocast_host_cases,
     "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases, "host_speed": host_speed_cases,
+    "kernel_gap": kernel_gap_cases, "block_host": block_host_cases,
 }
 ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
          "optim", "memset", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
-         "scaler_host", "host_speed"]
+         "scaler_host", "host_speed", "kernel_gap", "block_host"]
 
 
 def main():
@@ -1481,8 +1665,9 @@ def main():
                       "bytes": "nominal: inputs read once, outputs written once", "flops": "multiply-add = 2"},
            "floor": [], "host": [], "cases": []}
     R = Runner(env, doc, a.json)
-    # host_speed runs until the deadline: only when named
-    groups = [g for g in ORDER if g in a.only.split(",")] if a.only else [g for g in ORDER if g != "host_speed"]
+    # host_speed and block_host run until the deadline: only when named
+    groups = [g for g in ORDER if g in a.only.split(",")] if a.only else \
+        [g for g in ORDER if g not in ("host_speed", "block_host")]
     t0 = time.monotonic()
     for g in groups:
         tg = time.monotonic()
