@@ -1475,7 +1475,7 @@ def kernel_gap_cases(R):
                 env.sync()
                 # event time per operator, back to back (behind a spin so the host runs ahead)
                 a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                torch.cuda._sleep(2_000_000)
+                torch.cuda._sleep(100_000_000)
                 a.record()
                 for _ in range(n):
                     op()
@@ -1484,7 +1484,7 @@ def kernel_gap_cases(R):
                 event_us = a.elapsed_time(b) * 1e3 / n
                 acts = [torch.profiler.ProfilerActivity.CUDA]
                 with torch.profiler.profile(activities=acts) as prof:
-                    torch.cuda._sleep(2_000_000)
+                    torch.cuda._sleep(100_000_000)
                     for _ in range(n):
                         op()
                     env.sync()
