@@ -1488,7 +1488,7 @@ def kernel_gap_cases(R):
                     for _ in range(n):
                         op()
                     env.sync()
-                ev = [e for e in rc.device_events(prof) if "sleep" not in e["name"].lower()]
+                ev = [e for e in rc.device_events(prof) if "spin_kernel" not in e["name"]]
                 ev.sort(key=lambda e: e["start_us"])
                 gaps = [ev[i + 1]["start_us"] - (ev[i]["start_us"] + ev[i]["dur_us"]) for i in range(len(ev) - 1)]
                 busy = rc.busy_union(ev)

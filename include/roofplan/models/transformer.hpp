@@ -99,22 +99,32 @@ constexpr Model bert_squad(std::int64_t seq = 384) {
                         BertHead::span);
 }
 
-/// GPT-2 small (Hugging Face GPT2LMHeadModel; the LM head shares the token embedding): 124,439,808 parameters.
-constexpr Model gpt2(std::int64_t seq = 1024) {
-    constexpr std::int64_t vocabulary = 50257, width = 768, layers = 12, heads = 12, positions = 1024;
-    if (seq < 1 || seq > positions)
-        roofplan::detail::fail("gpt2: sequence length must be in [1, ", positions, "], got ", seq);
-    Model m("gpt2", "GPT-2 small (Hugging Face GPT2LMHeadModel, tied LM head)", Shape{seq});
-    m.reserve(static_cast<std::size_t>(6 + 11 * layers + 3));
+/// A GPT-2 model's size (Radford et al. 2019; Hugging Face's GPT2Config).
+struct Gpt2Config {
+    std::int64_t vocabulary = 50257;
+    std::int64_t width = 768;
+    std::int64_t layers = 12;
+    std::int64_t heads = 12;
+    std::int64_t positions = 1024;
+    bool lm_head = true;  ///< GPT2LMHeadModel (an LM head tied to the token embedding), or GPT2Model (none)
+};
+
+/// Builds a GPT-2 (Hugging Face GPT2LMHeadModel or GPT2Model names) for `seq` tokens.
+constexpr Model gpt2_model(std::string_view id, std::string_view description, const Gpt2Config& c, std::int64_t seq) {
+    if (seq < 1 || seq > c.positions)
+        roofplan::detail::fail(id, ": sequence length must be in [1, ", c.positions, "], got ", seq);
+    const std::int64_t width = c.width;
+    Model m(id, description, Shape{seq});
+    m.reserve(static_cast<std::size_t>(6 + 11 * c.layers + 3));
     const Shape tokens{seq, width};
-    m.add("transformer.wte", Embedding{{.vocabulary = vocabulary, .width = width, .rows = seq}}, false);
-    m.add("transformer.wpe", Embedding{{.vocabulary = positions, .width = width, .rows = seq, .broadcast = true}}, false);
+    m.add("transformer.wte", Embedding{{.vocabulary = c.vocabulary, .width = width, .rows = seq}}, false);
+    m.add("transformer.wpe", Embedding{{.vocabulary = c.positions, .width = width, .rows = seq, .broadcast = true}}, false);
     m.add("transformer.add", Add{{.shape = tokens}});
     m.add("transformer.drop", Dropout{{.shape = tokens, .probability = 0.1}});
-    for (std::int64_t i = 0; i < layers; ++i) {
+    for (std::int64_t i = 0; i < c.layers; ++i) {
         const detail::Name p = join<63>("transformer.h.", i);
         m.add(join<63>(p, ".ln_1"), LayerNorm{{.width = width, .rows = seq}});
-        m.add(join<63>(p, ".attn"), MultiHeadAttention{{.model_dim = width, .heads = heads, .q_len = seq, .causal = true, .dropout = 0.1,
+        m.add(join<63>(p, ".attn"), MultiHeadAttention{{.model_dim = width, .heads = c.heads, .q_len = seq, .causal = true, .dropout = 0.1,
                                                        .fused_qkv = true}});
         m.add(join<63>(p, ".attn.resid_dropout"), Dropout{{.shape = tokens, .probability = 0.1}});
         m.add(join<63>(p, ".add_1"), Add{{.shape = tokens}});
@@ -126,9 +136,15 @@ constexpr Model gpt2(std::int64_t seq = 1024) {
         m.add(join<63>(p, ".add_2"), Add{{.shape = tokens}});
     }
     m.add("transformer.ln_f", LayerNorm{{.width = width, .rows = seq}});
-    m.add("lm_head",
-          Linear{{.in_features = width, .out_features = vocabulary, .bias = false, .rows = seq, .tied = true}});
+    if (c.lm_head)
+        m.add("lm_head",
+              Linear{{.in_features = width, .out_features = c.vocabulary, .bias = false, .rows = seq, .tied = true}});
     return m;
+}
+
+/// GPT-2 small (Hugging Face GPT2LMHeadModel; the LM head shares the token embedding): 124,439,808 parameters.
+constexpr Model gpt2(std::int64_t seq = 1024) {
+    return gpt2_model("gpt2", "GPT-2 small (Hugging Face GPT2LMHeadModel, tied LM head)", Gpt2Config{}, seq);
 }
 
 /// A Llama-style decoder: RMSNorm, grouped-query causal attention with rotary embeddings, SwiGLU MLP, no biases.
