@@ -830,3 +830,87 @@ TEST_CASE("GradScaler's host costs from the recorded interleaved pairs (three ru
     CHECK(h.scaler_per_tensor_s == doctest::Approx(HostCosts{}.scaler_per_tensor_s).epsilon(0.01));
     CHECK(h.scaler_s == doctest::Approx(HostCosts{}.scaler_s).epsilon(0.01));
 }
+
+namespace {
+/// A block_host section whose rounds all read `probe_us` and time each case as `host_us[case]`.
+io::json block_host_report(const std::map<std::string, double>& host_us, const std::vector<double>& probes) {
+    io::json cases = io::json::array(), rounds = io::json::array();
+    for (const auto& [name, t] : host_us) cases.push_back(name);
+    for (double p : probes) {
+        io::json per = io::json::object();
+        for (const auto& [name, t] : host_us) per[name] = {t, t};
+        rounds.push_back({{"probe_us", {p, p}}, {"host_wall_us", per}});
+    }
+    return {{"tool", "roofplan-ops"}, {"schema", 1}, {"provenance", {{"date_utc", "synthetic"}}}, {"cases", io::json::array()},
+            {"block_host", {{"cases", cases}, {"rounds", rounds}}}};
+}
+}  // namespace
+
+TEST_CASE("a transformer block's own Python: the recorded block_host rounds give the defaults; known residuals come back") {
+    const Device& d = find_device("h200");
+    // validation/results/2026-11-24-h200-block-host: the fit the defaults (HostCosts::block_*_s) were set from.
+    const std::string dir = ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-24-h200-block-host/";
+    const std::string file = dir + "ops_block_host_h200.json";
+    const Measurements m = io::operator_report(io::parse(io::read_text(file), file), file);
+    std::size_t blocks = 0;
+    for (const HostSample& h : m.host) blocks += h.name.starts_with("block: ") ? 1 : 0;
+    CHECK(blocks == 20);  // 16 model cases, 4 optimizer cases
+    EfficiencyProfile fitted = default_profile(d);
+    const calibration::BlockHostFit fit = calibration::fit_block_host(m.host, d, fitted);
+    CHECK(fit.fitted == 3);
+    CHECK(fitted.host.block_python_s == doctest::Approx(HostCosts{}.block_python_s).epsilon(0.02));
+    CHECK(fitted.host.block_autocast_s == doctest::Approx(HostCosts{}.block_autocast_s).epsilon(0.02));
+    CHECK(fitted.host.block_autograd_s == doctest::Approx(HostCosts{}.block_autograd_s).epsilon(0.02));
+    // The measured slopes (README's table): BERT 405/756/901 us a layer, GPT-2 515/821/981.
+    CHECK(fit.measured[0][0] * 1e6 == doctest::Approx(404.8).epsilon(0.01));
+    CHECK(fit.measured[1][2] * 1e6 == doctest::Approx(981.1).epsilon(0.01));
+    // The kernel gap: the median of the five chains' medians.
+    const std::string gaps = dir + "ops_kernel_gap_h200.json";
+    const Measurements g = io::operator_report(io::parse(io::read_text(gaps), gaps), gaps);
+    REQUIRE(g.kernel_gaps.size() == 5);
+    const calibration::Calibration c = calibration::fit(g, d);
+    CHECK(c.profile.kernel_gap_s == doctest::Approx(0.99e-6).epsilon(0.05));
+
+    // Synthetic: the runtime's own charge for each tiny model plus residuals per layer that the fit must return.
+    EfficiencyProfile bare = default_profile(d);
+    bare.host.block_python_s = bare.host.block_autocast_s = bare.host.block_autograd_s = 0;
+    const std::array<std::array<double, 3>, 2> residual{{{50e-6, 120e-6, 200e-6}, {70e-6, 160e-6, 260e-6}}};
+    const std::array<std::pair<const char*, std::pair<Precision, Mode>>, 3> modes{
+        {{"infer fp32", {Precision::fp32, Mode::infer}}, {"infer amp-bf16", {Precision::amp_bf16, Mode::infer}},
+         {"train forward amp-bf16", {Precision::amp_bf16, Mode::train}}}};
+    std::map<std::string, double> host_us;
+    for (int family = 0; family < 2; ++family)
+        for (int layers : {1, 4})
+            for (std::size_t i = 0; i < modes.size(); ++i) {
+                const Model model = calibration::block_host_model(family == 1, layers);
+                const auto [precision, mode] = modes[i].second;
+                const double t = calibration::predicted_forward_host(model, d, bare, precision, mode) + 300e-6 +
+                                 layers * residual[family][i];
+                host_us[std::string(family == 1 ? "gpt2" : "bert") + " L" + std::to_string(layers) + " " + modes[i].first] = t * 1e6;
+            }
+    const io::json synthetic = block_host_report(host_us, std::vector<double>(12, 1.2));
+    const Measurements s = io::operator_report(synthetic, "synthetic.json");
+    EfficiencyProfile recovered = default_profile(d);
+    CHECK(calibration::fit_block_host(s.host, d, recovered).fitted == 3);
+    CHECK(recovered.host.block_python_s == doctest::Approx(60e-6).epsilon(1e-6));
+    CHECK(recovered.host.block_autocast_s == doctest::Approx(80e-6).epsilon(1e-6));
+    CHECK(recovered.host.block_autograd_s == doctest::Approx(90e-6).epsilon(1e-6));
+    // ... and `roofplan calibrate` on the report alone fits them (no operator cases needed).
+    CHECK(calibration::fit(s, d).profile.host.block_python_s == doctest::Approx(60e-6).epsilon(1e-6));
+
+    // Bad input: too few rounds in the fast state; a missing case; a probe that is not a number.
+    std::vector<double> spread;
+    for (int i = 1; i <= 12; ++i) spread.push_back(i);
+    CHECK_THROWS_WITH_AS(io::operator_report(block_host_report(host_us, spread), "few.json"),
+                         doctest::Contains("few.json: .block_host: 1 rounds in the host's fast state"), Error);
+    std::map<std::string, double> partial = host_us;
+    partial.erase("gpt2 L4 infer fp32");
+    const Measurements p = io::operator_report(block_host_report(partial, std::vector<double>(12, 1.2)), "partial.json");
+    EfficiencyProfile untouched = default_profile(d);
+    CHECK_THROWS_WITH_AS(calibration::fit_block_host(p.host, d, untouched), doctest::Contains("gpt2 L1/L4 infer fp32"), Error);
+    io::json bad = block_host_report(host_us, std::vector<double>(12, 1.2));
+    bad["block_host"]["rounds"][3]["probe_us"][1] = "fast";
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "bad.json"),
+                         doctest::Contains("bad.json: .block_host.rounds[3].probe_us[1]: expected a non-negative finite number"),
+                         Error);
+}

@@ -1,5 +1,6 @@
 // The execution model: runtimes' lowering, the host timeline, the kernel-class fits.
 #include <roofplan/calibration/operators.hpp>
+#include <roofplan/io/json.hpp>
 #include <roofplan/roofplan.hpp>
 
 #include <doctest/doctest.h>
@@ -556,4 +557,89 @@ TEST_CASE("host fits: autocast's cast and wrapper from the two pairs, torch.comp
     HostCosts prior;
     CHECK(calibration::fit_compiled_host({c[0], c[1]}, prior) == 0);
     CHECK(prior.compiled_kernel_s == HostCosts{}.compiled_kernel_s);
+}
+
+TEST_CASE("a transformer block's own Python: charged once per block on its attention kernel, by mode") {
+    const Model m = models::bert_base(128);
+    HostCosts h;
+    h.block_python_s = 100e-6;
+    h.block_autocast_s = 30e-6;
+    h.block_autograd_s = 7e-6;
+    struct Case {
+        Precision precision;
+        Mode mode;
+        Runtime runtime;
+        std::uint8_t glue;
+        double charged;
+    };
+    for (const Case c : {Case{Precision::fp32, Mode::infer, Runtime::eager, block_glue::python, 100e-6},
+                         Case{Precision::amp_bf16, Mode::infer, Runtime::eager,
+                              block_glue::python | block_glue::autocast, 130e-6},
+                         Case{Precision::amp_bf16, Mode::train, Runtime::eager,
+                              block_glue::python | block_glue::autocast | block_glue::autograd, 137e-6},
+                         Case{Precision::fp32, Mode::train, Runtime::eager, block_glue::python | block_glue::autograd, 107e-6}}) {
+        CAPTURE(to_string(c.precision));
+        const LoweredStep s = lower(m, 8, {c.precision, c.mode, Optimizer::adam}, c.runtime);
+        int blocks = 0;
+        for (const Kernel& k : s.kernels) {
+            if (k.block_glue == 0) continue;
+            ++blocks;
+            CHECK(k.kind == KernelClass::attention);
+            CHECK(k.part == StepPart::forward);
+            CHECK(k.block_glue == c.glue);
+            Kernel without = k;
+            without.block_glue = 0;
+            CHECK(host_cost(k, h) - host_cost(without, h) == doctest::Approx(c.charged));
+        }
+        CHECK(blocks == 12);  // BERT-base's twelve layers
+    }
+    // A compiled runtime's wrapper (or CUDA graph) runs no Python of the model's blocks; the eager step's host
+    // time grows by the twelve blocks' charge.
+    const Device& d = find_device("h200");
+    EfficiencyProfile with = default_profile(d), without = with;
+    without.host.block_python_s = without.host.block_autocast_s = without.host.block_autograd_s = 0;
+    with.host.block_python_s = 100e-6;
+    with.host.block_autocast_s = 30e-6;
+    with.host.block_autograd_s = 7e-6;
+    for (const bool graphs : {true, false}) {
+        PredictRequest r;
+        r.batch = 8;
+        r.precision = Precision::amp_bf16;
+        r.optimizer = Optimizer::adam;
+        r.runtime = Runtime::compiled;
+        r.cuda_graphs = graphs;
+        r.estimate_memory = false;
+        CHECK(predict(m, d, with, r).host_s == predict(m, d, without, r).host_s);
+        r.runtime = Runtime::eager;
+        CHECK(predict(m, d, with, r).host_s - predict(m, d, without, r).host_s == doctest::Approx(12 * 137e-6));
+    }
+}
+
+TEST_CASE("the GPU's gap between back-to-back kernels: idle to a profiler, the step time unchanged") {
+    const Model m = models::resnet50();
+    const Device& d = find_device("h200");
+    PredictRequest r;
+    r.batch = 64;
+    r.precision = Precision::amp_bf16;
+    r.runtime = Runtime::eager;
+    r.estimate_memory = false;
+    EfficiencyProfile p = default_profile(d);
+    p.kernel_gap_s = 0;
+    const Prediction no_gap = predict(m, d, p, r);
+    p.kernel_gap_s = 1e-6;
+    const Prediction gap = predict(m, d, p, r);
+    CHECK(gap.step_time.value() == no_gap.step_time.value());
+    CHECK(gap.host_s == no_gap.host_s);
+    CHECK(no_gap.gpu_gap_s == 0);
+    CHECK(gap.gpu_gap_s == doctest::Approx(1e-6 * static_cast<double>(gap.kernel_count)).epsilon(1e-9));
+    CHECK(gap.gpu_busy_s == doctest::Approx(no_gap.gpu_busy_s - gap.gpu_gap_s).epsilon(1e-12));
+    CHECK(gap.gpu_idle_s == doctest::Approx(no_gap.gpu_idle_s + gap.gpu_gap_s).epsilon(1e-12));
+    CHECK(gap.gpu_busy_s + gap.gpu_idle_s == doctest::Approx(gap.step_time.value()).epsilon(1e-12));
+    CHECK(gap.bound == no_gap.bound);  // the gaps are not the GPU waiting for the host
+    // The profile file carries it, and refuses a gap that is not a time a GPU takes.
+    io::json j = io::to_json(p);
+    j["kernel_gap_s"] = 2.5e-6;
+    CHECK(io::profile_from_json(j, d, "p.json").kernel_gap_s == 2.5e-6);
+    j["kernel_gap_s"] = -1;
+    CHECK_THROWS_WITH_AS(io::profile_from_json(j, d, "p.json"), doctest::Contains("kernel_gap_s must be in [0, 1e-4) seconds"), Error);
 }

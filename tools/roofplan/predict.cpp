@@ -136,6 +136,7 @@ void add_execution_json(const Prediction& p, const Model& m, const EfficiencyPro
     out["kernel_count"] = p.kernel_count;
     out["gpu_busy_s"] = p.gpu_busy_s;
     out["gpu_idle_s"] = p.gpu_idle_s;
+    out["gpu_gap_s"] = p.gpu_gap_s;
     out["host_s"] = p.host_s;
     out["bound"] = to_string(p.bound);
     if (p.runtime == Runtime::ideal) return;
@@ -264,7 +265,8 @@ void print_execution(const Prediction& p, const EfficiencyProfile& profile) {
     const double step = p.step_time.value();
     std::cout << "  execution       " << to_string(p.runtime) << ": " << p.kernel_count << " kernels; GPU busy "
               << seconds_text(p.gpu_busy_s) << ", idle " << seconds_text(p.gpu_idle_s) << " ("
-              << fixed(100 * p.gpu_idle_s / step, 1) << "%); host dispatch " << seconds_text(p.host_s) << "; bound: "
+              << fixed(100 * p.gpu_idle_s / step, 1) << "%, " << seconds_text(p.gpu_gap_s)
+              << " of it between back-to-back kernels); host dispatch " << seconds_text(p.host_s) << "; bound: "
               << to_string(p.bound) << "\n"
               << "    kernel classes: " << profile.kernel_class_source.view() << "; host: " << profile.host.source.view()
               << "\n";

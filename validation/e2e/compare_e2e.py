@@ -71,6 +71,7 @@ FIELD_CLASS = {
     "launch_s": "cpp", "sync_s": "cpp", "graph_s": "cpp", "graph_node_s": "cpp",
     "optimizer_s": "optimizer", "per_tensor_s": "optimizer", "adam_per_tensor_s": "optimizer",
     "scaler_per_tensor_s": "optimizer", "scaler_s": "optimizer",
+    "block_python_s": "view", "block_autocast_s": "view", "block_autograd_s": "view",
 }
 
 

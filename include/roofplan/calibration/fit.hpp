@@ -19,6 +19,7 @@
 // back with every fitted value.
 #pragma once
 
+#include <roofplan/calibration/block_host.hpp>
 #include <roofplan/calibration/calibration.hpp>
 #include <roofplan/calibration/operators.hpp>
 #include <roofplan/calibration/profile.hpp>
@@ -331,7 +332,7 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
         if (s.modelled()) memory.push_back(s.gb_per_s / device.bandwidth_gb_s);
     const auto conv = detail::conv_by_class(samples.conv, device, conv_layout);
     if (gemm.empty() && memory.empty() && conv.empty() && samples.operators.empty() && samples.conv_shapes.empty() &&
-        samples.gemm_shapes.empty())
+        samples.gemm_shapes.empty() && samples.host.empty() && samples.kernel_gaps.empty())
         detail::fail("no usable measurements in the reports");
     for (const auto& [m, points] : gemm) out.quality.push_back(detail::fit_gemm_class(m, points, out.profile));
     detail::fit_launch(out.quality, out.profile);
@@ -339,8 +340,14 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     for (const auto& [m, convs] : conv)
         out.quality.push_back(detail::fit_conv_class(m, convs, device, conv_layout, out.profile));
     fit_operators(samples, device, out);
+    if (!samples.kernel_gaps.empty()) {  // the median over the chains of op_bench.py's kernel_gap group
+        std::vector<double> gaps = samples.kernel_gaps;
+        std::sort(gaps.begin(), gaps.end());
+        out.profile.kernel_gap_s = std::clamp(gaps[gaps.size() / 2], 0.0, 5e-5);
+    }
     fit_conv_shapes(samples, device, out);
     fit_gemm_shapes(samples, device, out);
+    fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges
     const std::string source = "calibrated from " + std::to_string(out.sources.size()) + " report(s)";
     out.profile.source = FixedString<127>(std::string_view(source).substr(0, 127));
     validate(out.profile, "calibrated profile");

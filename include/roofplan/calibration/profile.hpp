@@ -103,10 +103,50 @@ struct HostCosts {
     /// beyond its two foreach operations and the found_inf read (the found_inf tensors, the scale's bookkeeping).
     double scaler_per_tensor_s = 1.24e-6;
     double scaler_s = 118e-6;
+    /// A transformer block's own Python between its operators (Hugging Face's BertLayer and GPT2Block: attribute
+    /// lookups, shape arithmetic, argument checks, calls that launch nothing), beyond what the per-operator costs
+    /// above charge for its operators, views and containers: charged once per block, on its attention kernel.
+    /// Measured (op_bench.py `block_host`: tiny BERT layers and GPT-2 blocks, 1 and 4 layers, host time only, in
+    /// the host's fast state; validation/results/2026-11-24-h200-block-host) as the per-layer slope less the
+    /// model's own charges for the same block (`roofplan calibrate`'s fit_block_host), the mean of BERT's and
+    /// GPT-2's: in inference, the further share under autocast, and the further share when autograd records.
+    double block_python_s = 99.9e-6;
+    double block_autocast_s = 103.0e-6;
+    double block_autograd_s = 122.5e-6;
     FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
 
     [[nodiscard]] bool operator==(const HostCosts&) const = default;
 };
+
+/// Every host cost by its name in profile files: the JSON reader, the writer and the validation walk this one
+/// table (a new cost is one line here).
+inline constexpr std::array<std::pair<std::string_view, double HostCosts::*>, 25> host_cost_fields{{
+    {"module_s", &HostCosts::module_s},
+    {"internal_s", &HostCosts::internal_s},
+    {"backward_s", &HostCosts::backward_s},
+    {"optimizer_s", &HostCosts::optimizer_s},
+    {"per_tensor_s", &HostCosts::per_tensor_s},
+    {"adam_per_tensor_s", &HostCosts::adam_per_tensor_s},
+    {"launch_s", &HostCosts::launch_s},
+    {"graph_s", &HostCosts::graph_s},
+    {"graph_node_s", &HostCosts::graph_node_s},
+    {"sync_s", &HostCosts::sync_s},
+    {"view_s", &HostCosts::view_s},
+    {"container_s", &HostCosts::container_s},
+    {"silent_node_s", &HostCosts::silent_node_s},
+    {"batch_norm_forward_s", &HostCosts::batch_norm_forward_s},
+    {"batch_norm_backward_s", &HostCosts::batch_norm_backward_s},
+    {"cast_s", &HostCosts::cast_s},
+    {"autocast_s", &HostCosts::autocast_s},
+    {"compiled_call_s", &HostCosts::compiled_call_s},
+    {"compiled_kernel_s", &HostCosts::compiled_kernel_s},
+    {"compiled_backward_kernel_s", &HostCosts::compiled_backward_kernel_s},
+    {"scaler_per_tensor_s", &HostCosts::scaler_per_tensor_s},
+    {"scaler_s", &HostCosts::scaler_s},
+    {"block_python_s", &HostCosts::block_python_s},
+    {"block_autocast_s", &HostCosts::block_autocast_s},
+    {"block_autograd_s", &HostCosts::block_autograd_s},
+}};
 
 /// Efficiency parameters of one device.  Fractions are of the datasheet peak (compute) or bandwidth (memory).
 struct EfficiencyProfile {
@@ -134,6 +174,12 @@ struct EfficiencyProfile {
     double memory = 0.85;
     /// Seconds added per kernel: launch gap and framework dispatch on the GPU timeline.
     double launch_s = 4e-6;
+    /// The GPU's gap between two back-to-back kernels of a stream (the next kernel's start less the previous
+    /// one's end, as a profiler records them): inside every kernel time fitted from event-timed benchmarks, but
+    /// idle to a profiler, so the timeline reports it as idle, not busy.  Measured: op_bench.py `kernel_gap`
+    /// (chains of 200 operators queued behind a spin kernel: add, layer norm, GEMM, GEMM+add; medians 0.96-1.03
+    /// us, H200, validation/results/2026-11-24-h200-block-host); a prior of the same size for other devices.
+    double kernel_gap_s = 1.0e-6;
     /// Tile shapes a GEMM library picks between (output tile M × N per thread block, one block per SM per wave):
     /// the large tile at full efficiency, the small one at `small_tile_efficiency` of it.
     int large_tile_m = 128;
@@ -198,6 +244,7 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
                                std::pair{p.attention.dropout_simt_backward, "attention.dropout_simt_backward"}})
         if (value != 0) fraction(value, name);  // 0: as without dropout
     if (!(p.launch_s >= 0 && p.launch_s < 1)) detail::fail(where, ": launch_s must be in [0, 1) seconds");
+    if (!(p.kernel_gap_s >= 0 && p.kernel_gap_s < 1e-4)) detail::fail(where, ": kernel_gap_s must be in [0, 1e-4) seconds");
     if (p.large_tile_m < 1 || p.large_tile_n < 1 || p.small_tile_m < 1 || p.small_tile_n < 1 ||
         p.large_tile_m > 4096 || p.large_tile_n > 4096 || p.small_tile_m > 4096 || p.small_tile_n > 4096)
         detail::fail(where, ": tile sizes must be in [1, 4096]");
@@ -210,19 +257,9 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
         if (!(k.fixed_s < 1e-3) || (k.fixed_s < 0 && k.fixed_s != -1))
             detail::fail(where, ": kernel_class.", to_string(c), ".fixed_s must be in [0, 1e-3) seconds (or -1: unset)");
     }
-    const HostCosts& h = p.host;
-    for (const auto& [v, field] : {std::pair{h.module_s, "module_s"}, {h.internal_s, "internal_s"}, {h.backward_s, "backward_s"},
-                                   {h.optimizer_s, "optimizer_s"}, {h.per_tensor_s, "per_tensor_s"}, {h.launch_s, "launch_s"},
-                                   {h.graph_s, "graph_s"}, {h.sync_s, "sync_s"},
-                                   {h.adam_per_tensor_s, "adam_per_tensor_s"}, {h.graph_node_s, "graph_node_s"},
-                                   {h.view_s, "view_s"}, {h.container_s, "container_s"}, {h.silent_node_s, "silent_node_s"},
-                                   {h.batch_norm_forward_s, "batch_norm_forward_s"},
-                                   {h.batch_norm_backward_s, "batch_norm_backward_s"}, {h.cast_s, "cast_s"},
-                                   {h.autocast_s, "autocast_s"}, {h.compiled_call_s, "compiled_call_s"},
-                                   {h.compiled_kernel_s, "compiled_kernel_s"},
-                                   {h.compiled_backward_kernel_s, "compiled_backward_kernel_s"},
-                                   {h.scaler_per_tensor_s, "scaler_per_tensor_s"}, {h.scaler_s, "scaler_s"}})
-        if (!(v >= 0 && v < 1e-2)) detail::fail(where, ": host.", field, " must be in [0, 0.01) seconds");
+    for (const auto& [field, member] : host_cost_fields)
+        if (const double v = p.host.*member; !(v >= 0 && v < 1e-2))
+            detail::fail(where, ": host.", field, " must be in [0, 0.01) seconds");
 }
 
 /// The default profile of a device's architecture generation.

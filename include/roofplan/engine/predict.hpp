@@ -116,8 +116,9 @@ struct Prediction {
     Runtime runtime = Runtime::ideal;
     bool cuda_graphs = true;  ///< the compiled runtime's CUDA graphs (PredictRequest::cuda_graphs)
     std::size_t kernel_count = 0;
-    double gpu_busy_s = 0;   ///< sum of kernel times
-    double gpu_idle_s = 0;   ///< the GPU waiting for the host
+    double gpu_busy_s = 0;   ///< the kernels' time as a profiler sees it (their times less the gaps between them)
+    double gpu_idle_s = 0;   ///< step minus busy: the GPU waiting for the host, and the gaps between kernels
+    double gpu_gap_s = 0;    ///< of the idle time, the gaps between back-to-back kernels
     double host_s = 0;       ///< the host's dispatch time for the step
     StepBound bound = StepBound::compute;
     EnumArray<KernelClass, double> class_time_s{};  ///< GPU time per kernel class
@@ -442,6 +443,7 @@ private:
         out.kernel_count = t.kernel_count;
         out.gpu_busy_s = t.gpu_busy_s;
         out.gpu_idle_s = t.gpu_idle_s;
+        out.gpu_gap_s = t.gpu_gap_s;
         out.host_s = t.host_s;
         out.class_time_s = t.class_s;
         out.fallbacks = std::move(fallbacks);
@@ -477,10 +479,10 @@ private:
         return {program, std::get<2>(kept.back())};
     }
 
-    /// The bound of a simulated step: the host when the GPU waits for it more than a third of the step, else
-    /// what bounds most of the GPU time.
+    /// The bound of a simulated step: the host when the GPU waits for it more than a third of the step (the gaps
+    /// between back-to-back kernels are not waiting), else what bounds most of the GPU time.
     static StepBound step_bound(const Timeline& t) {
-        if (t.gpu_idle_s > t.step_s / 3) return StepBound::host;
+        if (t.gpu_idle_s - t.gpu_gap_s > t.step_s / 3) return StepBound::host;
         const EnumArray<Bound, double>& by = t.bound_s;
         const auto most = static_cast<Bound>(std::max_element(by.begin(), by.end()) - by.begin());
         return most == Bound::compute ? StepBound::compute : most == Bound::memory ? StepBound::memory : StepBound::latency;

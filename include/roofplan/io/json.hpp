@@ -280,10 +280,10 @@ inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
 
 namespace detail {
 /// The top-level fields of a profile file (roofplan-profile/1).
-inline constexpr std::array<std::string_view, 28> profile_fields{
+inline constexpr std::array<std::string_view, 29> profile_fields{
     "schema",       "device",       "source",       "gemm",          "conv",          "conv_by_class", "measured_conv",
     "measured_gemm", "vector",
-    "memory",       "launch_s",     "small_tile_efficiency",         "unaligned_even", "unaligned_odd", "power_w",
+    "memory",       "launch_s",     "kernel_gap_s", "small_tile_efficiency", "unaligned_even", "unaligned_odd", "power_w",
     "kernel_class", "attention",    "host",         "large_tile_m", "large_tile_n",  "small_tile_m",  "small_tile_n",  "split_k_min",
     "links",        "links_system", "fit",          "sources",       "note"};
 }  // namespace detail
@@ -510,27 +510,13 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
     const json& h = j.at("host");
     if (!h.is_object()) roofplan::detail::fail(root, ".host: expected an object of host costs in seconds");
     HostCosts& c = p.host;
-    // One table names every host cost: the accepted fields of the error message come from it, so they cannot drift.
-    const std::pair<std::string_view, double*> fields[] = {
-        {"module_s", &c.module_s},         {"internal_s", &c.internal_s},
-        {"backward_s", &c.backward_s},     {"optimizer_s", &c.optimizer_s},
-        {"per_tensor_s", &c.per_tensor_s}, {"adam_per_tensor_s", &c.adam_per_tensor_s},
-        {"launch_s", &c.launch_s},         {"graph_s", &c.graph_s},
-        {"graph_node_s", &c.graph_node_s}, {"sync_s", &c.sync_s},
-        {"view_s", &c.view_s},             {"container_s", &c.container_s},
-        {"silent_node_s", &c.silent_node_s},
-        {"batch_norm_forward_s", &c.batch_norm_forward_s},
-        {"batch_norm_backward_s", &c.batch_norm_backward_s},
-        {"cast_s", &c.cast_s},             {"autocast_s", &c.autocast_s},
-        {"compiled_call_s", &c.compiled_call_s}, {"compiled_kernel_s", &c.compiled_kernel_s},
-        {"compiled_backward_kernel_s", &c.compiled_backward_kernel_s},
-        {"scaler_per_tensor_s", &c.scaler_per_tensor_s}, {"scaler_s", &c.scaler_s}};
+    // One table names every host cost (host_cost_fields): the accepted fields of the error message come from it.
     std::vector<std::string_view> accepted;
-    for (const auto& f : fields) accepted.push_back(f.first);
+    for (const auto& f : host_cost_fields) accepted.push_back(f.first);
     accepted.push_back("source");
     reject_unknown_fields(h, root + ".host", accepted);
-    for (auto [key, target] : fields)
-        if (h.contains(std::string(key))) *target = detail::number(h, key, root + ".host");
+    for (const auto& [key, member] : host_cost_fields)
+        if (h.contains(std::string(key))) c.*member = detail::number(h, key, root + ".host");
     if (h.contains("source") && h.at("source").is_string())
         c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
 }
@@ -592,6 +578,7 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     opt("vector", p.vector);
     opt("memory", p.memory);
     opt("launch_s", p.launch_s);
+    opt("kernel_gap_s", p.kernel_gap_s);
     opt("small_tile_efficiency", p.small_tile_efficiency);
     opt("unaligned_even", p.unaligned_even);
     opt("unaligned_odd", p.unaligned_odd);
@@ -623,6 +610,7 @@ inline json to_json(const EfficiencyProfile& p) {
             conv_by_class[std::string(to_string(m))] = p.conv_by_class[static_cast<std::size_t>(m)];
     json out = {{"schema", "roofplan-profile/1"}, {"source", p.source.view()}, {"gemm", gemm},
             {"conv", p.conv}, {"conv_by_class", conv_by_class}, {"vector", p.vector}, {"memory", p.memory}, {"launch_s", p.launch_s},
+            {"kernel_gap_s", p.kernel_gap_s},
             {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
             {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
             {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};
@@ -647,16 +635,10 @@ inline json to_json(const EfficiencyProfile& p) {
                             {"dropout_simt_backward", p.attention.dropout_simt_backward}};
         out["unaligned_even"] = p.unaligned_even;
         out["unaligned_odd"] = p.unaligned_odd;
-        out["host"] = {{"module_s", h.module_s}, {"internal_s", h.internal_s}, {"backward_s", h.backward_s},
-                       {"optimizer_s", h.optimizer_s}, {"per_tensor_s", h.per_tensor_s},
-                       {"adam_per_tensor_s", h.adam_per_tensor_s}, {"launch_s", h.launch_s}, {"graph_s", h.graph_s},
-                       {"graph_node_s", h.graph_node_s}, {"sync_s", h.sync_s}, {"view_s", h.view_s},
-                       {"container_s", h.container_s}, {"silent_node_s", h.silent_node_s},
-                       {"batch_norm_forward_s", h.batch_norm_forward_s}, {"batch_norm_backward_s", h.batch_norm_backward_s},
-                       {"cast_s", h.cast_s}, {"autocast_s", h.autocast_s}, {"compiled_call_s", h.compiled_call_s},
-                       {"compiled_kernel_s", h.compiled_kernel_s},
-                       {"compiled_backward_kernel_s", h.compiled_backward_kernel_s},
-                       {"scaler_per_tensor_s", h.scaler_per_tensor_s}, {"scaler_s", h.scaler_s}, {"source", h.source.view()}};
+        json host = json::object();
+        for (const auto& [key, member] : host_cost_fields) host[std::string(key)] = h.*member;
+        host["source"] = h.source.view();
+        out["host"] = std::move(host);
     }
     return out;
 }

@@ -5,10 +5,77 @@
 #include <roofplan/io/json.hpp>
 #include <roofplan/measurement/samples.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace roofplan::io {
+
+/// The host's speed state of op_bench.py's interleaved rounds: a round is in the fast state when both of its
+/// view-op probes read under this multiple of the fastest rounds' probe (5th percentile).  The device hosts switch
+/// between two speeds (the slow one ~2x on the probe: validation/results/2026-11-24-h200-host-speed); the host
+/// costs are the fast state's, as the other host cases measured them.
+inline constexpr double fast_probe_factor = 1.4;
+inline constexpr std::size_t min_fast_rounds = 10;
+
+/// Element `i` of a JSON array of times: a non-negative finite number, else an error naming it.
+inline double element(const json& a, std::size_t i, const std::string& where) {
+    if (!a.is_array() || i >= a.size() || !a[i].is_number() || !std::isfinite(a[i].get<double>()) || a[i].get<double>() < 0)
+        roofplan::detail::fail(where, "[", static_cast<std::int64_t>(i), "]: expected a non-negative finite number");
+    return a[i].get<double>();
+}
+
+/// op_bench.py `block_host`: per case, the median host time of the rounds in the host's fast state, as host
+/// samples named "block: <case>" (kernels per call from the section's profile).
+inline void block_host_samples(const json& section, const std::string& where, std::vector<HostSample>& out) {
+    if (!section.is_object() || !section.contains("cases") || !section.at("cases").is_array() ||
+        !section.contains("rounds") || !section.at("rounds").is_array())
+        roofplan::detail::fail(where, ": expected an object with .cases and .rounds arrays");
+    const json& rounds = section.at("rounds");
+    std::vector<double> probes;
+    for (std::size_t i = 0; i < rounds.size(); ++i) {
+        const std::string at = where + ".rounds[" + std::to_string(i) + "]";
+        const json& r = rounds[i];
+        if (!r.is_object() || !r.contains("probe_us") || !r.at("probe_us").is_array() || r.at("probe_us").size() != 2)
+            roofplan::detail::fail(at, ": expected .probe_us, two probe times in microseconds");
+        const std::array<double, 2> p{element(r.at("probe_us"), 0, at + ".probe_us"),
+                                      element(r.at("probe_us"), 1, at + ".probe_us")};
+        probes.push_back(std::max(p[0], p[1]));
+    }
+    if (probes.empty()) roofplan::detail::fail(where, ": no rounds");
+    std::vector<double> sorted = probes;
+    std::sort(sorted.begin(), sorted.end());
+    const double limit = fast_probe_factor * sorted[sorted.size() / 20];
+    std::vector<std::size_t> fast;
+    for (std::size_t i = 0; i < probes.size(); ++i)
+        if (probes[i] <= limit) fast.push_back(i);
+    if (fast.size() < min_fast_rounds)
+        roofplan::detail::fail(where, ": ", static_cast<std::int64_t>(fast.size()), " rounds in the host's fast state (both probes under ", std::to_string(limit).substr(0, 5),
+                               " us), at least ", static_cast<std::int64_t>(min_fast_rounds), " needed: run the group longer");
+    const json* kernels = section.contains("kernels") && section.at("kernels").is_object() ? &section.at("kernels") : nullptr;
+    for (const json& c : section.at("cases")) {
+        if (!c.is_string()) roofplan::detail::fail(where, ".cases: expected case names");
+        const std::string& name = c.get_ref<const std::string&>();
+        std::vector<double> times;
+        for (std::size_t i : fast) {
+            const std::string at = where + ".rounds[" + std::to_string(i) + "].host_wall_us";
+            const json& r = rounds[i];
+            if (!r.contains("host_wall_us") || !r.at("host_wall_us").is_object() || !r.at("host_wall_us").contains(name))
+                roofplan::detail::fail(at, ": no time for case '", name, "'");
+            times.push_back(element(r.at("host_wall_us").at(name), 0, at + "." + name) * 1e-6);
+        }
+        std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+        double per_call = 0;
+        if (kernels && kernels->contains(name) && kernels->at(name).is_object() &&
+            kernels->at(name).contains("kernels_per_call") && kernels->at(name).at("kernels_per_call").is_number())
+            per_call = kernels->at(name).at("kernels_per_call").get<double>();
+        out.push_back({"block: " + name, times[times.size() / 2], per_call});
+    }
+}
 
 /// The operator and host cases of a roofplan-ops report (only verified operator cases count) as measurements.
 inline Measurements operator_report(const json& report, const std::string& file) {
@@ -72,6 +139,11 @@ inline Measurements operator_report(const json& report, const std::string& file)
                                 h.contains(kernels_key) ? detail::number(h, kernels_key, file + ": ." + section) : 0.0});
         }
     }
+    if (report.contains("kernel_gap") && report.at("kernel_gap").is_array())
+        for (const json& g : report.at("kernel_gap"))
+            if (g.is_object() && g.contains("gap_us_median"))
+                out.kernel_gaps.push_back(detail::number(g, "gap_us_median", file + ": .kernel_gap[]") * 1e-6);
+    if (report.contains("block_host")) block_host_samples(report.at("block_host"), file + ": .block_host", out.host);
     out.sources.push_back(file + " (roofplan-ops, " + detail::report_date(report) + ")");
     return out;
 }

@@ -182,6 +182,7 @@ struct Measurements {
     std::vector<E2eSample> e2e;
     std::vector<OperatorSample> operators;  ///< kernel-class curves and misaligned GEMMs
     std::vector<HostSample> host;           ///< host dispatch costs
+    std::vector<double> kernel_gaps;        ///< the GPU's gap between back-to-back kernels, seconds (per chain)
     std::vector<ConvShapeSample> conv_shapes;  ///< convolutions measured shape by shape
     std::vector<GemmShapeSample> gemm_shapes;  ///< linear layers' GEMMs measured shape by shape
     std::vector<std::string> sources;
@@ -198,6 +199,7 @@ inline void append(Measurements& into, const Measurements& more) {
     add(into.e2e, more.e2e);
     add(into.operators, more.operators);
     add(into.host, more.host);
+    add(into.kernel_gaps, more.kernel_gaps);
     add(into.conv_shapes, more.conv_shapes);
     add(into.gemm_shapes, more.gemm_shapes);
     add(into.sources, more.sources);

@@ -110,6 +110,7 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool cuda_graphs = tr
     StepPart last = StepPart::optimizer;
     for (Kernel& k : out) {
         k.call = HostCall::generic;  // compiled code launches the kernels without the modules' Python
+        k.block_glue = 0;            // nor the blocks' own
         if (k.part == StepPart::optimizer) continue;
         const bool first = k.part != last;
         last = k.part;

@@ -563,7 +563,7 @@ inline void attention_shape(Kernel& k, const At& at, const MultiHeadAttention::C
 /// the backward reads them with dO and writes dQ, dK, dV.  FP32 inputs run the memory-efficient kernel on the FMA
 /// units; training with dropout draws the mask in both.  The forward also carries a transformer block's Python glue
 /// (Hugging Face): the head split/merge views and the container modules around the attention and the MLP, whose
-/// views' autograd nodes the backward carries.
+/// views' autograd nodes the backward carries, and the rest of the block's own Python (HostCosts::block_*_s).
 inline std::array<Kernel, 2> sdpa_kernels(const Emitter& e, const At& at, const MultiHeadAttention& l, double width) {
     const auto& c = l.config();
     const double q_rows = at.instances * static_cast<double>(c.q_len), kv_rows = at.instances * static_cast<double>(c.kv_len);
@@ -575,6 +575,8 @@ inline std::array<Kernel, 2> sdpa_kernels(const Emitter& e, const At& at, const 
     forward.macs = core;
     forward.views = block_views;
     forward.containers = block_containers;
+    forward.block_glue = static_cast<std::uint8_t>(block_glue::python | (e.amp() ? block_glue::autocast : 0) |
+                                                   (e.training() ? block_glue::autograd : 0));
     Kernel backward = stream_kernel(KernelClass::attention, HostOp::none, "scaled dot-product attention backward",
                                     width * (2 * q_rows * qw + 2 * kv_rows * kvw) + lse, width * (q_rows * qw + 2 * kv_rows * kvw));
     backward.macs = 2.5 * core;

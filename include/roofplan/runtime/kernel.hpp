@@ -80,6 +80,13 @@ enum class HostCall : std::uint8_t {
                     ///< mode): a per-kernel cost, and a per-call cost on the first kernel of each compiled graph
 };
 
+/// What a transformer block's own Python costs in a step's mode (Kernel::block_glue holds a set of these).
+namespace block_glue {
+inline constexpr std::uint8_t python = 1;    ///< its Python between operators: HostCosts::block_python_s
+inline constexpr std::uint8_t autocast = 2;  ///< under autocast: block_autocast_s more
+inline constexpr std::uint8_t autograd = 4;  ///< with autograd recording (training): block_autograd_s more
+}  // namespace block_glue
+
 /// Which part of a step a kernel belongs to.
 enum class StepPart : std::uint8_t { forward, backward, optimizer };
 template <>
@@ -131,6 +138,9 @@ struct Kernel {
     /// Host work without a kernel before this launch: Python view ops (view, transpose, reshape), container module
     /// calls (a transformer block's nesting), autograd nodes that launch nothing (the backward of views and adds).
     std::uint8_t views = 0, containers = 0, silent_backward_nodes = 0;
+    /// The transformer block whose Python this kernel's operation carries (its attention kernel): a BlockGlue
+    /// set (HostCosts::block_python_s, plus block_autocast_s and block_autograd_s in those modes); 0: none.
+    std::uint8_t block_glue = 0;
     /// Issued by an operator that autocast dispatches (its wrapper inspects and casts the arguments): the matrix
     /// operators of a mixed-precision forward.  Costs HostCosts::autocast_s on top of the operator's own cost.
     bool autocast_op = false;

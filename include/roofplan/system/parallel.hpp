@@ -121,9 +121,11 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
     const Prediction& g = out.gpu;
     double fwd = g.phase_time[Phase::forward].value();
     const double bwd = g.phase_time[Phase::backward_data].value() + g.phase_time[Phase::backward_weight].value();
-    // The kernel-level runtimes' GPU idle time (waiting for the host) is part of each GPU's step.
+    // The kernel-level runtimes' GPU idle time waiting for the host is part of each GPU's step (the gaps between
+    // back-to-back kernels are already inside the phases' kernel times).
     const double opt = g.phase_time[Phase::optimizer].value() +
-                       (g.runtime == Runtime::ideal ? 0.0 : std::max(0.0, g.step_time.value() - g.gpu_busy_s));
+                       (g.runtime == Runtime::ideal ? 0.0
+                                                    : std::max(0.0, g.step_time.value() - g.gpu_busy_s - g.gpu_gap_s));
     const auto& nodes = predictor.model().nodes();
     const double grad_bytes_total = 4.0 * static_cast<double>(predictor.model().params());
     const auto allreduce = [&](double bytes) {
