@@ -103,11 +103,7 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
         launches += t.launches;
         const double start = std::max(cpu, gpu);
         gpu = start + t.total_s;
-        // A kernel's fitted time holds the gap that follows it (event-timed benchmarks include it); a profiler
-        // shows that gap as idle.
-        const double gap = std::min(kernel_gap * t.launches, t.total_s);
-        out.gpu_busy_s += t.total_s - gap;
-        out.gpu_gap_s += gap;
+        out.gpu_busy_s += t.total_s;
         out.class_s[k.kind] += t.total_s;
         out.part_s[k.part] += t.total_s;
         out.bound_s[t.bound] += t.total_s;
@@ -116,6 +112,10 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
         if (keep_kernels) out.kernels.push_back({steps.kernel(i), t, cpu, start});
     }
     out.kernel_count = static_cast<std::size_t>(launches + 0.5);
+    // Every kernel's fitted time holds the gap that follows it (event-timed benchmarks include it); a profiler
+    // shows that gap as idle.
+    out.gpu_gap_s = std::min(kernel_gap * launches, out.gpu_busy_s);
+    out.gpu_busy_s -= out.gpu_gap_s;
     out.host_s = cpu + host.sync_s;
     out.step_s = std::max(cpu, gpu) + host.sync_s;
     out.gpu_idle_s = std::max(0.0, out.step_s - out.gpu_busy_s);
