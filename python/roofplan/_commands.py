@@ -233,7 +233,7 @@ def validate(*reports, **options):
 # --- predict: one GPU through the library, systems through the command ---------------------------------------
 
 _DIRECT = {"device", "device_file", "batch", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "profile",
-           "context_gib", "kernels", "input_source", "loader_workers", "decode_rate", "top", "layers", "json"}
+           "context_gib", "host_speed", "kernels", "input_source", "loader_workers", "decode_rate", "top", "layers", "json"}
 _MODEL_SOURCE = {"model_file", "seq", "image_size", "strict", "input"}
 
 
@@ -280,7 +280,7 @@ class Prediction(Result):
 
 
 _INTEGER_OPTIONS = {"batch", "loader_workers", "seq", "image_size", "top"}
-_REAL_OPTIONS = {"decode_rate", "context_gib"}
+_REAL_OPTIONS = {"decode_rate", "context_gib", "host_speed"}
 _STRING_OPTIONS = {"device", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "profile", "input_source",
                    "model_file"}
 
@@ -325,7 +325,7 @@ def _request(options):
             setattr(q, key, options[key])
     if options.get("device_file") is not None:
         q.device_files = options["device_file"]
-    for key in ("batch", "loader_workers", "decode_rate", "context_gib"):
+    for key in ("batch", "loader_workers", "decode_rate", "context_gib", "host_speed"):
         if options.get(key) is not None:
             setattr(q, key, options[key])
     q.kernels = bool(options.get("kernels"))

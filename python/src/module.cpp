@@ -172,6 +172,7 @@ struct Request {
     std::int64_t batch = 0;
     std::string precision = "fp32", mode = "train", optimizer = "sgd", runtime, cuda_graphs, profile;
     std::optional<double> context_gib;
+    std::optional<double> host_speed;
     bool kernels = false;
     std::string input_source;
     int loader_workers = 0;
@@ -197,6 +198,7 @@ struct Request {
         o.cuda_graphs = cuda_graphs;
         o.profile = profile;
         o.context_gib = context_gib;
+        o.host_speed = host_speed;
         o.kernels = kernels;
         return o;
     }
@@ -348,6 +350,7 @@ PYBIND11_MODULE(_core, mod) {
         .def_readwrite("cuda_graphs", &Request::cuda_graphs)
         .def_readwrite("profile", &Request::profile)
         .def_readwrite("context_gib", &Request::context_gib)
+        .def_readwrite("host_speed", &Request::host_speed)
         .def_readwrite("kernels", &Request::kernels)
         .def_readwrite("input_source", &Request::input_source)
         .def_readwrite("loader_workers", &Request::loader_workers)

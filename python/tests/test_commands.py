@@ -124,6 +124,7 @@ def test_predict_fast_path_equals_the_command(cli):
         (dict(batch=32, runtime="compiled", cuda_graphs="off"), ["-b", "32", "--runtime", "compiled",
                                                                  "--cuda-graphs", "off"]),
         (dict(batch=32, context_gib=1.5), ["-b", "32", "--context-gib", "1.5"]),
+        (dict(batch=1, mode="infer", host_speed=1.8), ["-b", "1", "--mode", "infer", "--host-speed", "1.8"]),
     ]:
         p = roofplan.predict("resnet50", device="a100-pcie-80gb", **kwargs)
         assert isinstance(p, roofplan.Prediction)

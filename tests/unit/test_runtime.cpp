@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -642,4 +644,42 @@ TEST_CASE("the GPU's gap between back-to-back kernels: idle to a profiler, the s
     CHECK(io::profile_from_json(j, d, "p.json").kernel_gap_s == 2.5e-6);
     j["kernel_gap_s"] = -1;
     CHECK_THROWS_WITH_AS(io::profile_from_json(j, d, "p.json"), doctest::Contains("kernel_gap_s must be in [0, 1e-4) seconds"), Error);
+}
+
+TEST_CASE("the host's speed: each host cost moves by its class's sensitivity; the profile file carries them") {
+    HostCosts h;
+    CHECK(at_host_speed(h, 1) == h);
+    const HostCosts slow = at_host_speed(h, 2);
+    for (const HostCostField& f : host_cost_fields) {
+        CAPTURE(f.name);
+        const double k = h.speed_sensitivity[static_cast<std::size_t>(f.speed)];
+        CHECK(slow.*f.member == doctest::Approx(h.*f.member * (1 + k)));
+    }
+    CHECK(slow.view_s == doctest::Approx(2 * h.view_s));            // the probe itself: sensitivity 1
+    CHECK(slow.backward_s < slow.module_s / h.module_s * h.backward_s);  // the engine's C++ slows less than Python
+    CHECK(at_host_speed(h, 0.5).module_s < h.module_s);
+    for (const double bad : {0.0, 0.2, 9.0, std::nan(""), std::numeric_limits<double>::infinity()})
+        CHECK_THROWS_WITH_AS(at_host_speed(h, bad), doctest::Contains("host speed must be a number in [0.25, 8]"), Error);
+    // A host-bound step slows with the host; a GPU-bound one hardly.
+    const Device& d = find_device("h200");
+    PredictRequest r;
+    r.batch = 1;
+    r.mode = Mode::infer;
+    r.runtime = Runtime::eager;
+    r.estimate_memory = false;
+    EfficiencyProfile p = default_profile(d);
+    const double fast = predict(models::bert_squad(128), d, p, r).step_time.value();
+    p.host = at_host_speed(p.host, 2);
+    const double slow_step = predict(models::bert_squad(128), d, p, r).step_time.value();
+    CHECK(slow_step / fast > 1.3);
+    CHECK(slow_step / fast < 2.0);
+    // The sensitivities round-trip through a profile file; out of [0, 1] or an unknown class is an error.
+    io::json j = io::to_json(default_profile(d));
+    j["host"]["speed_sensitivity"]["cpp"] = 0.5;
+    CHECK(io::profile_from_json(j, d, "p.json").host.speed_sensitivity[1] == 0.5);
+    j["host"]["speed_sensitivity"]["cpp"] = 1.5;
+    CHECK_THROWS_WITH_AS(io::profile_from_json(j, d, "p.json"), doctest::Contains("host.speed_sensitivity.cpp must be in [0, 1]"), Error);
+    j["host"]["speed_sensitivity"].erase("cpp");
+    j["host"]["speed_sensitivity"]["gpu"] = 0.5;
+    CHECK_THROWS_WITH_AS(io::profile_from_json(j, d, "p.json"), doctest::Contains("gpu"), Error);
 }

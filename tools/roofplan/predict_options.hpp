@@ -21,6 +21,7 @@ struct PredictOptions {
     std::string optimizer = "sgd";
     std::string runtime;  ///< empty: eager (int8: compiled, PyTorch eager has no int8 path)
     std::string cuda_graphs;  ///< --cuda-graphs on|off (compiled runtime only); empty: on
+    std::optional<double> host_speed;  ///< --host-speed: the host's speed against the profile's (kernel-level runtimes)
     bool kernels = false;  ///< predict --kernels: keep every kernel of the step
     std::string profile;
     std::optional<double> context_gib;  ///< --context-gib; none: the device's measured (or borrowed) context
@@ -38,6 +39,11 @@ inline void add_runtime_option(CLI::App* app, PredictOptions& o, const std::stri
     app->add_option("--cuda-graphs", o.cuda_graphs,
                     "Compiled runtime: on (replayed as CUDA graphs: torch.compile mode=\"reduce-overhead\", inference "
                     "engines; default) or off (torch.compile's default mode: its wrapper launches every kernel)");
+    app->add_option("--host-speed", o.host_speed,
+                    "Eager and compiled runtimes: how much slower (>1) or faster (<1) this host runs Python than the "
+                    "profile's host: its view-op probe over the profile's view_s (docs/model.md: Host timeline); "
+                    "each host cost moves by its class's sensitivity. Default 1")
+        ->check(number_in(min_host_speed, max_host_speed, false));
 }
 
 /// The runtime a run asked for: --runtime, else eager (int8: compiled, PyTorch eager has no int8 path).
@@ -104,6 +110,15 @@ inline Resolved resolve(const PredictOptions& o, const io::LoadedModel& loaded) 
         if (r.request.runtime != Runtime::compiled)
             fail("--cuda-graphs applies to --runtime compiled only (this run's runtime is ", to_string(r.request.runtime), ")");
         r.request.cuda_graphs = o.cuda_graphs == "on";
+    }
+    if (o.host_speed) {
+        if (r.request.runtime == Runtime::ideal)
+            fail("--host-speed applies to the eager and compiled runtimes (this run's runtime is ideal: no host)");
+        if (*o.host_speed != 1) {
+            r.profile.host = at_host_speed(r.profile.host, *o.host_speed);
+            const std::string source = "x" + fixed(*o.host_speed, 2) + " speed; " + std::string(r.profile.host.source.view());
+            r.profile.host.source = FixedString<63>(std::string_view(source).substr(0, 63));
+        }
     }
     r.request.kernels = o.kernels;
     r.request.batch = o.batch != 0 ? o.batch : (r.request.mode == Mode::train ? 32 : 1);

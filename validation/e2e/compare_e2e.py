@@ -37,8 +37,10 @@ def recorded_cases(results):
     return cases
 
 
-def predict(roofplan, case, profile, device):
+def predict(roofplan, case, profile, device, host_speed=None):
     args = case["roofplan_command"].split()[1:]
+    if host_speed is not None:
+        args += ["--host-speed", repr(host_speed)]
     # torch.compile replays CUDA graphs only in mode "reduce-overhead" (reports recorded before the option existed
     # do not say so in their command)
     if case.get("runtime") == "compiled" and case.get("compile_mode") != "reduce-overhead" and "--cuda-graphs" not in args:
@@ -52,8 +54,8 @@ def predict(roofplan, case, profile, device):
     return json.loads(result.stdout)
 
 
-# Which measured host cases stand for which costs' sensitivity to the host's speed (op_bench.py host_speed), and
-# which cost of the profile moves like which: Python-side operator calls, the C++ side (the autograd engine's nodes,
+# Which measured host cases stand for which class's sensitivity to the host's speed (op_bench.py host_speed; which
+# cost belongs to which class is roofplan's HostCostField table): Python-side operator calls, the C++ side (the autograd engine's nodes,
 # launches, synchronisations), the optimizer's Python loops, the view op itself.
 SPEED_CASES = {
     "python": ["add (no_grad)", "nn.Linear(64,64) call (no_grad)", "nn.Linear(64,64) call, requires_grad (forward only)",
@@ -62,16 +64,6 @@ SPEED_CASES = {
             "nn.Linear(64,64) forward+backward (Sequential of 100, per layer)"],
     "optimizer": ["sgd step (foreach), 64 tensors of 256", "adamw step (foreach), 64 tensors of 256"],
     "view": ["view (no kernel)"],
-}
-FIELD_CLASS = {
-    "view_s": "view",
-    "module_s": "python", "internal_s": "python", "container_s": "python", "cast_s": "python", "autocast_s": "python",
-    "batch_norm_forward_s": "python", "compiled_call_s": "python", "compiled_kernel_s": "python",
-    "backward_s": "cpp", "silent_node_s": "cpp", "batch_norm_backward_s": "cpp", "compiled_backward_kernel_s": "cpp",
-    "launch_s": "cpp", "sync_s": "cpp", "graph_s": "cpp", "graph_node_s": "cpp",
-    "optimizer_s": "optimizer", "per_tensor_s": "optimizer", "adam_per_tensor_s": "optimizer",
-    "scaler_per_tensor_s": "optimizer", "scaler_s": "optimizer",
-    "block_python_s": "view", "block_autocast_s": "view", "block_autograd_s": "view",
 }
 
 
@@ -100,20 +92,17 @@ def speed_sensitivities(report):
 
 
 def probe_scaled(profile, case, scratch, sensitivity):
-    """A copy of `profile` whose host costs follow the host's speed when `case` ran: s = the mean of the case's two
-    probes (a Python view op in a loop, e2e_suite.host_probe) over the same op in the calibration's host cases (the
-    profile's `view_s`), and each cost scaled by 1 + k (s - 1), k its class's sensitivity.  None without probes."""
+    """The host's speed when `case` ran, for `roofplan --host-speed`: s = the mean of the case's two probes (a Python
+    view op in a loop, e2e_suite.host_probe) over the same op in the calibration's host cases (the profile's
+    `view_s`); and a copy of `profile` whose host costs move with it by the given sensitivities (roofplan scales each
+    cost by 1 + k (s - 1), k its class's: HostCosts::speed_sensitivity).  (None, None) without probes."""
     probes = [case.get("host_probe_us_before"), case.get("host_probe_us_after")]
     if None in probes:
         return None, None
     doc = json.loads(pathlib.Path(profile).read_text())
     host = doc["host"] if "host" in doc else doc["profiles"][0]["host"]
     scale = statistics.mean(probes) * 1e-6 / host["view_s"]
-    for key, value in host.items():
-        if key != "source" and isinstance(value, (int, float)):
-            if key not in FIELD_CLASS:
-                sys.exit(f"host cost {key}: no speed class (compare_e2e.FIELD_CLASS)")
-            host[key] = value * (1 + sensitivity[FIELD_CLASS[key]] * (scale - 1))
+    host["speed_sensitivity"] = dict(sensitivity)
     path = pathlib.Path(scratch) / f"profile-{case['id']}.json"
     path.write_text(json.dumps(doc))
     return str(path), scale
@@ -131,7 +120,7 @@ def rows(roofplan, profile, device, results, scratch=None, sensitivity=None):
             scaled, scale = probe_scaled(profile, runs[-1], scratch, sensitivity)
             if scaled is None:
                 sys.exit(f"{case_id}: no host probes recorded (--host-speed-from-probe needs e2e reports with them)")
-        p = predict(roofplan, runs[-1], scaled if scratch is not None else profile, device)
+        p = predict(roofplan, runs[-1], scaled if scratch is not None else profile, device, scale)
         out.append({"id": case_id, "measured": measured, "predicted": p["step_time_s"],
                     "error": measured / p["step_time_s"] - 1, "kernels": kernels, "predicted_kernels": p["kernel_count"],
                     "idle": idle, "predicted_idle": p["gpu_idle_s"] / p["step_time_s"], "runtime": p["runtime"],

@@ -113,40 +113,83 @@ struct HostCosts {
     double block_python_s = 99.9e-6;
     double block_autocast_s = 103.0e-6;
     double block_autograd_s = 122.5e-6;
+    /// How each class of cost moves with the host's speed (HostSpeedClass; at_host_speed): a cost of class c on a
+    /// host whose Python view op takes s times the profile's `view_s` costs 1 + k_c (s - 1) times as much.  The
+    /// device hosts switch between two speeds (~2x on the view op); op_bench.py's `host_speed` rounds measured each
+    /// class's slow/fast ratio against the view op's (validation/results/2026-11-24-h200-host-speed, run 1;
+    /// compare_e2e.py's speed_sensitivities: Python-called operators 0.443, the autograd engine and launches
+    /// 0.146, the optimizers' Python loops 0.670, the view op 1; run 2: 0.534, 0.149, 0.754).  A transformer
+    /// block's own Python moved like the operators (0.32-0.77 across the block_host modes, ../2026-11-24-h200-block-host).
+    std::array<double, 4> speed_sensitivity{0.443, 0.146, 0.670, 1.0};
     FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
 
     [[nodiscard]] bool operator==(const HostCosts&) const = default;
 };
 
-/// Every host cost by its name in profile files: the JSON reader, the writer and the validation walk this one
-/// table (a new cost is one line here).
-inline constexpr std::array<std::pair<std::string_view, double HostCosts::*>, 25> host_cost_fields{{
-    {"module_s", &HostCosts::module_s},
-    {"internal_s", &HostCosts::internal_s},
-    {"backward_s", &HostCosts::backward_s},
-    {"optimizer_s", &HostCosts::optimizer_s},
-    {"per_tensor_s", &HostCosts::per_tensor_s},
-    {"adam_per_tensor_s", &HostCosts::adam_per_tensor_s},
-    {"launch_s", &HostCosts::launch_s},
-    {"graph_s", &HostCosts::graph_s},
-    {"graph_node_s", &HostCosts::graph_node_s},
-    {"sync_s", &HostCosts::sync_s},
-    {"view_s", &HostCosts::view_s},
-    {"container_s", &HostCosts::container_s},
-    {"silent_node_s", &HostCosts::silent_node_s},
-    {"batch_norm_forward_s", &HostCosts::batch_norm_forward_s},
-    {"batch_norm_backward_s", &HostCosts::batch_norm_backward_s},
-    {"cast_s", &HostCosts::cast_s},
-    {"autocast_s", &HostCosts::autocast_s},
-    {"compiled_call_s", &HostCosts::compiled_call_s},
-    {"compiled_kernel_s", &HostCosts::compiled_kernel_s},
-    {"compiled_backward_kernel_s", &HostCosts::compiled_backward_kernel_s},
-    {"scaler_per_tensor_s", &HostCosts::scaler_per_tensor_s},
-    {"scaler_s", &HostCosts::scaler_s},
-    {"block_python_s", &HostCosts::block_python_s},
-    {"block_autocast_s", &HostCosts::block_autocast_s},
-    {"block_autograd_s", &HostCosts::block_autograd_s},
+/// Which side of the host a cost is spent on, as far as the host's speed goes (HostCosts::speed_sensitivity).
+enum class HostSpeedClass : std::uint8_t {
+    python,     ///< operators called from Python (the dispatcher behind them included), a block's own Python
+    cpp,        ///< the autograd engine's nodes, launches, synchronisations, graph replays
+    optimizer,  ///< the optimizers' and GradScaler's Python loops over the parameters
+    view,       ///< the Python view op itself (the probe)
+};
+template <>
+struct EnumNames<HostSpeedClass> {
+    static constexpr std::string_view field = "speed_sensitivity";
+    static constexpr std::string_view what = "host speed class";
+    static constexpr std::array<std::string_view, 4> names{"python", "cpp", "optimizer", "view"};
+};
+
+/// One host cost: its name in profile files, its member, its speed class.
+struct HostCostField {
+    std::string_view name;
+    double HostCosts::*member;
+    HostSpeedClass speed;
+};
+
+/// Every host cost by its name in profile files: the JSON reader, the writer, the validation and the host-speed
+/// scaling walk this one table (a new cost is one line here).
+inline constexpr std::array<HostCostField, 25> host_cost_fields{{
+    {"module_s", &HostCosts::module_s, HostSpeedClass::python},
+    {"internal_s", &HostCosts::internal_s, HostSpeedClass::python},
+    {"backward_s", &HostCosts::backward_s, HostSpeedClass::cpp},
+    {"optimizer_s", &HostCosts::optimizer_s, HostSpeedClass::optimizer},
+    {"per_tensor_s", &HostCosts::per_tensor_s, HostSpeedClass::optimizer},
+    {"adam_per_tensor_s", &HostCosts::adam_per_tensor_s, HostSpeedClass::optimizer},
+    {"launch_s", &HostCosts::launch_s, HostSpeedClass::cpp},
+    {"graph_s", &HostCosts::graph_s, HostSpeedClass::cpp},
+    {"graph_node_s", &HostCosts::graph_node_s, HostSpeedClass::cpp},
+    {"sync_s", &HostCosts::sync_s, HostSpeedClass::cpp},
+    {"view_s", &HostCosts::view_s, HostSpeedClass::view},
+    {"container_s", &HostCosts::container_s, HostSpeedClass::python},
+    {"silent_node_s", &HostCosts::silent_node_s, HostSpeedClass::cpp},
+    {"batch_norm_forward_s", &HostCosts::batch_norm_forward_s, HostSpeedClass::python},
+    {"batch_norm_backward_s", &HostCosts::batch_norm_backward_s, HostSpeedClass::cpp},
+    {"cast_s", &HostCosts::cast_s, HostSpeedClass::python},
+    {"autocast_s", &HostCosts::autocast_s, HostSpeedClass::python},
+    {"compiled_call_s", &HostCosts::compiled_call_s, HostSpeedClass::python},
+    {"compiled_kernel_s", &HostCosts::compiled_kernel_s, HostSpeedClass::python},
+    {"compiled_backward_kernel_s", &HostCosts::compiled_backward_kernel_s, HostSpeedClass::cpp},
+    {"scaler_per_tensor_s", &HostCosts::scaler_per_tensor_s, HostSpeedClass::optimizer},
+    {"scaler_s", &HostCosts::scaler_s, HostSpeedClass::optimizer},
+    {"block_python_s", &HostCosts::block_python_s, HostSpeedClass::python},
+    {"block_autocast_s", &HostCosts::block_autocast_s, HostSpeedClass::python},
+    {"block_autograd_s", &HostCosts::block_autograd_s, HostSpeedClass::python},
 }};
+
+/// The limits of a host speed (the host's view-op probe over the profile's `view_s`): the device hosts ran 1-2.3.
+inline constexpr double min_host_speed = 0.25, max_host_speed = 8;
+
+/// The host costs of a host `speed` times as slow as the one that measured `h` (its Python view op over `view_s`):
+/// each cost times 1 + k (speed - 1), k its class's sensitivity.
+inline HostCosts at_host_speed(const HostCosts& h, double speed) {
+    if (!(speed >= min_host_speed && speed <= max_host_speed))
+        detail::fail("host speed must be a number in [0.25, 8] (the host's Python view op over the profile's view_s)");
+    HostCosts out = h;
+    for (const HostCostField& f : host_cost_fields)
+        out.*f.member = h.*f.member * (1 + h.speed_sensitivity[static_cast<std::size_t>(f.speed)] * (speed - 1));
+    return out;
+}
 
 /// Efficiency parameters of one device.  Fractions are of the datasheet peak (compute) or bandwidth (memory).
 struct EfficiencyProfile {
@@ -257,9 +300,12 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
         if (!(k.fixed_s < 1e-3) || (k.fixed_s < 0 && k.fixed_s != -1))
             detail::fail(where, ": kernel_class.", to_string(c), ".fixed_s must be in [0, 1e-3) seconds (or -1: unset)");
     }
-    for (const auto& [field, member] : host_cost_fields)
-        if (const double v = p.host.*member; !(v >= 0 && v < 1e-2))
-            detail::fail(where, ": host.", field, " must be in [0, 0.01) seconds");
+    for (const HostCostField& f : host_cost_fields)
+        if (const double v = p.host.*f.member; !(v >= 0 && v < 1e-2))
+            detail::fail(where, ": host.", f.name, " must be in [0, 0.01) seconds");
+    for (HostSpeedClass c : enum_values<HostSpeedClass>())
+        if (const double k = p.host.speed_sensitivity[static_cast<std::size_t>(c)]; !(k >= 0 && k <= 1))
+            detail::fail(where, ": host.speed_sensitivity.", to_string(c), " must be in [0, 1]");
 }
 
 /// The default profile of a device's architecture generation.

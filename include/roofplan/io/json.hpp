@@ -512,11 +512,22 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
     HostCosts& c = p.host;
     // One table names every host cost (host_cost_fields): the accepted fields of the error message come from it.
     std::vector<std::string_view> accepted;
-    for (const auto& f : host_cost_fields) accepted.push_back(f.first);
+    for (const HostCostField& f : host_cost_fields) accepted.push_back(f.name);
+    accepted.push_back("speed_sensitivity");
     accepted.push_back("source");
     reject_unknown_fields(h, root + ".host", accepted);
-    for (const auto& [key, member] : host_cost_fields)
-        if (h.contains(std::string(key))) c.*member = detail::number(h, key, root + ".host");
+    for (const HostCostField& f : host_cost_fields)
+        if (h.contains(std::string(f.name))) c.*f.member = detail::number(h, f.name, root + ".host");
+    if (h.contains("speed_sensitivity")) {
+        const json& k = h.at("speed_sensitivity");
+        const std::string where = root + ".host.speed_sensitivity";
+        if (!k.is_object()) roofplan::detail::fail(where, ": expected an object of sensitivities (python, cpp, optimizer, view)");
+        const auto names = EnumNames<HostSpeedClass>::names;
+        reject_unknown_fields(k, where, std::vector<std::string_view>(names.begin(), names.end()));
+        for (HostSpeedClass cls : enum_values<HostSpeedClass>())
+            if (k.contains(std::string(to_string(cls))))
+                c.speed_sensitivity[static_cast<std::size_t>(cls)] = detail::number(k, to_string(cls), where);
+    }
     if (h.contains("source") && h.at("source").is_string())
         c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
 }
@@ -636,7 +647,11 @@ inline json to_json(const EfficiencyProfile& p) {
         out["unaligned_even"] = p.unaligned_even;
         out["unaligned_odd"] = p.unaligned_odd;
         json host = json::object();
-        for (const auto& [key, member] : host_cost_fields) host[std::string(key)] = h.*member;
+        for (const HostCostField& f : host_cost_fields) host[std::string(f.name)] = h.*f.member;
+        json speed = json::object();
+        for (HostSpeedClass cls : enum_values<HostSpeedClass>())
+            speed[std::string(to_string(cls))] = h.speed_sensitivity[static_cast<std::size_t>(cls)];
+        host["speed_sensitivity"] = std::move(speed);
         host["source"] = h.source.view();
         out["host"] = std::move(host);
     }
