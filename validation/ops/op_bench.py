@@ -1499,8 +1499,24 @@ def kernel_gap_cases(R):
                      "event_us_per_operator": event_us, "busy_us_per_operator": busy / n,
                      "event_minus_busy_us_per_kernel": (event_us - busy / n) / (len(ev) / n),
                      "kernel_names": sorted({e["name"][:120] for e in ev})[:6]}
+                # The same operators issued one at a time onto an idle GPU (a wait of ~50 us after each: a
+                # host-bound step's pattern): their kernels' profiler durations against the back-to-back ones.
+                with torch.profiler.profile(activities=acts) as prof:
+                    for _ in range(n):
+                        op()
+                        env.sync()
+                        t_wait = time.perf_counter() + 50e-6
+                        while time.perf_counter() < t_wait:
+                            pass
+                iso = rc.device_events(prof)
+                r["isolated_kernel_us_mean"] = sum(e["dur_us"] for e in iso) / len(iso)
+                r["isolated_kernel_us_median"] = statistics.median(e["dur_us"] for e in iso)
+                r["kernel_us_median"] = statistics.median(e["dur_us"] for e in ev)
+                r["isolated_minus_back_to_back_us"] = r["isolated_kernel_us_mean"] - r["kernel_us_mean"]
                 print(f"kernel_gap {name}: gap median {r['gap_us_median']:.2f} us, mean {r['gap_us_mean']:.2f}, "
-                      f"event-busy {r['event_minus_busy_us_per_kernel']:.2f} us/kernel", file=sys.stderr)
+                      f"event-busy {r['event_minus_busy_us_per_kernel']:.2f} us/kernel; kernel back to back "
+                      f"{r['kernel_us_mean']:.2f} us, isolated {r['isolated_kernel_us_mean']:.2f} us",
+                      file=sys.stderr)
             except Exception as e:  # noqa: BLE001
                 r = {"case": name, "error": f"{type(e).__name__}: {e}"[:400]}
             out.append(r)
