@@ -1460,12 +1460,15 @@ def kernel_gap_cases(R):
     xln = torch.randn(128, 768, device=dev)
     w = torch.randn(1024, 1024, device=dev, dtype=torch.bfloat16)
     xg = torch.randn(1024, 1024, device=dev, dtype=torch.bfloat16)
+    x768, w768, b768 = (torch.randn(128, 768, device=dev), torch.randn(768, 768, device=dev),
+                        torch.randn(768, device=dev))
     chains = {
         "add 1K fp32": lambda: torch.add(*t["add 1K fp32"]),
         "add 4M bf16": lambda: torch.add(*t["add 4M bf16"]),
         "layer_norm 128x768 fp32": lambda: ln(xln),
         "mm 1024^3 bf16": lambda: xg @ w,
         "mm 1024^3 bf16 then add 1K": lambda: (xg @ w, torch.add(*t["add 1K fp32"])),
+        "linear 128x768x768 fp32": lambda: F.linear(x768, w768, b768),
     }
     with torch.no_grad():
         for name, op in chains.items():
