@@ -683,39 +683,3 @@ TEST_CASE("the host's speed: each host cost moves by its class's sensitivity; th
     j["host"]["speed_sensitivity"]["gpu"] = 0.5;
     CHECK_THROWS_WITH_AS(io::profile_from_json(j, d, "p.json"), doctest::Contains("gpu"), Error);
 }
-
-TEST_CASE("a kernel issued onto an idle GPU runs idle_start_s longer; back-to-back kernels do not") {
-    const Device& d = find_device("h200");
-    PredictRequest r;
-    r.batch = 1;
-    r.mode = Mode::infer;
-    r.runtime = Runtime::eager;
-    r.estimate_memory = false;
-    r.kernels = true;
-    EfficiencyProfile p = default_profile(d);
-    p.idle_start_s = 0;
-    const Model m = models::bert_squad(128);
-    const Prediction base = predict(m, d, p, r);
-    p.idle_start_s = 2e-6;
-    const Prediction cold = predict(m, d, p, r);
-    std::size_t waited = 0;
-    double gpu_free = 0;
-    for (const TimedKernel& k : cold.kernels) {  // the kernels the GPU waited for: issued after it had finished
-        if (k.issue_s > gpu_free) ++waited;
-        gpu_free = k.start_s + k.time.total_s;
-    }
-    CHECK(waited > 50);  // batch-1 BERT is host-bound
-    CHECK(cold.gpu_busy_s - base.gpu_busy_s == doctest::Approx(2e-6 * static_cast<double>(waited)));
-    CHECK(cold.host_s == base.host_s);
-    CHECK(cold.step_time.value() >= base.step_time.value());
-    CHECK(cold.step_time.value() - base.step_time.value() < 1e-5);  // the host still sets the step
-    // A GPU-bound step issues almost nothing onto an idle GPU.
-    r.batch = 256;
-    r.mode = Mode::train;
-    r.precision = Precision::amp_bf16;
-    r.kernels = false;
-    p.idle_start_s = 0;
-    const double busy = predict(models::resnet50(), d, p, r).gpu_busy_s;
-    p.idle_start_s = 2e-6;
-    CHECK(predict(models::resnet50(), d, p, r).gpu_busy_s - busy < 2e-6 * 20);
-}

@@ -223,11 +223,6 @@ struct EfficiencyProfile {
     /// (chains of 200 operators queued behind a spin kernel: add, layer norm, GEMM, GEMM+add; medians 0.96-1.03
     /// us, H200, validation/results/2026-11-24-h200-block-host); a prior of the same size for other devices.
     double kernel_gap_s = 1.0e-6;
-    /// How much longer a kernel runs when the host issues it onto an idle GPU (a host-bound step's kernels) than
-    /// back to back behind others (how every kernel time here was fitted), as a profiler records its duration.
-    /// Measured: op_bench.py `kernel_gap`'s isolated issues against its back-to-back chains (see the default's
-    /// source below); 0 turns it off.
-    double idle_start_s = 0;
     /// Tile shapes a GEMM library picks between (output tile M × N per thread block, one block per SM per wave):
     /// the large tile at full efficiency, the small one at `small_tile_efficiency` of it.
     int large_tile_m = 128;
@@ -293,7 +288,6 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
         if (value != 0) fraction(value, name);  // 0: as without dropout
     if (!(p.launch_s >= 0 && p.launch_s < 1)) detail::fail(where, ": launch_s must be in [0, 1) seconds");
     if (!(p.kernel_gap_s >= 0 && p.kernel_gap_s < 1e-4)) detail::fail(where, ": kernel_gap_s must be in [0, 1e-4) seconds");
-    if (!(p.idle_start_s >= 0 && p.idle_start_s < 1e-4)) detail::fail(where, ": idle_start_s must be in [0, 1e-4) seconds");
     if (p.large_tile_m < 1 || p.large_tile_n < 1 || p.small_tile_m < 1 || p.small_tile_n < 1 ||
         p.large_tile_m > 4096 || p.large_tile_n > 4096 || p.small_tile_m > 4096 || p.small_tile_n > 4096)
         detail::fail(where, ": tile sizes must be in [1, 4096]");

@@ -136,7 +136,6 @@ public:
           s_per_byte_(1.0 / byte_rate_),
           launch_s_(profile.launch_s),
           kernel_gap_s_(profile.kernel_gap_s),
-          idle_start_s_(profile.idle_start_s),
           tiles_(tilings(profile, device.sms)),
           unaligned_even_(profile.unaligned_even),
           unaligned_odd_(profile.unaligned_odd),
@@ -359,8 +358,6 @@ public:
     [[nodiscard]] double launch_s() const { return launch_s_; }
     /// The GPU's gap between back-to-back kernels inside each kernel time (EfficiencyProfile::kernel_gap_s).
     [[nodiscard]] double kernel_gap_s() const { return kernel_gap_s_; }
-    /// How much longer a kernel issued onto an idle GPU runs (EfficiencyProfile::idle_start_s).
-    [[nodiscard]] double idle_start_s() const { return idle_start_s_; }
     /// The ridge point (FLOP/B) of the datasheet roofs: matrix work when `matrix`, else the FP32 vector units.
     [[nodiscard]] double ridge_flops_per_byte(bool matrix = true) const {
         return (matrix ? peak_ : vector_peak_) / bandwidth_;
@@ -450,7 +447,6 @@ private:
     double s_per_mac_, s_per_conv_mac_, s_per_flop_, s_per_byte_;
     double launch_s_;
     double kernel_gap_s_;
-    double idle_start_s_;
     Tilings tiles_;
     double unaligned_even_ = 1, unaligned_odd_ = 1;
     bool tensor_math_ = false;

@@ -84,7 +84,7 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
     Timeline out;
     const std::size_t count = steps.size();
     double launches = 0;
-    const double kernel_gap = roofline.kernel_gap_s(), idle_start = roofline.idle_start_s();
+    const double kernel_gap = roofline.kernel_gap_s();
     if (keep_kernels) out.kernels.reserve(count);
     double cpu = 0, gpu = 0;
     bool in_graph = false;
@@ -102,21 +102,14 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
                                                    : steps.host_cost(i, host) + further * host.launch_s;
         launches += t.launches;
         const double start = std::max(cpu, gpu);
-        // Issued onto an idle GPU, a kernel runs longer than back to back behind others.
-        const double cold = cpu > gpu && !in_graph ? idle_start : 0;
-        const double run = t.total_s + cold;
-        gpu = start + run;
-        out.gpu_busy_s += run;
-        out.class_s[k.kind] += run;
-        out.part_s[k.part] += run;
-        out.bound_s[t.bound] += run;
+        gpu = start + t.total_s;
+        out.gpu_busy_s += t.total_s;
+        out.class_s[k.kind] += t.total_s;
+        out.part_s[k.part] += t.total_s;
+        out.bound_s[t.bound] += t.total_s;
         out.flops += t.flops;
         out.bytes += t.bytes;
-        if (keep_kernels) {
-            out.kernels.push_back({steps.kernel(i), t, cpu, start});
-            out.kernels.back().time.total_s = run;
-            out.kernels.back().time.launch_s += cold;
-        }
+        if (keep_kernels) out.kernels.push_back({steps.kernel(i), t, cpu, start});
     }
     out.kernel_count = static_cast<std::size_t>(launches + 0.5);
     // Every kernel's fitted time holds the gap that follows it (event-timed benchmarks include it); a profiler

@@ -141,12 +141,8 @@ inline Measurements operator_report(const json& report, const std::string& file)
     }
     if (report.contains("kernel_gap") && report.at("kernel_gap").is_array())
         for (const json& g : report.at("kernel_gap"))
-            if (g.is_object() && g.contains("gap_us_median")) {
+            if (g.is_object() && g.contains("gap_us_median"))
                 out.kernel_gaps.push_back(detail::number(g, "gap_us_median", file + ": .kernel_gap[]") * 1e-6);
-                if (g.contains("isolated_minus_back_to_back_us"))
-                    out.idle_starts.push_back(
-                        detail::number(g, "isolated_minus_back_to_back_us", file + ": .kernel_gap[]") * 1e-6);
-            }
     if (report.contains("block_host")) block_host_samples(report.at("block_host"), file + ": .block_host", out.host);
     out.sources.push_back(file + " (roofplan-ops, " + detail::report_date(report) + ")");
     return out;

@@ -183,7 +183,6 @@ struct Measurements {
     std::vector<OperatorSample> operators;  ///< kernel-class curves and misaligned GEMMs
     std::vector<HostSample> host;           ///< host dispatch costs
     std::vector<double> kernel_gaps;        ///< the GPU's gap between back-to-back kernels, seconds (per chain)
-    std::vector<double> idle_starts;        ///< a kernel issued onto an idle GPU less back to back, seconds (per chain)
     std::vector<ConvShapeSample> conv_shapes;  ///< convolutions measured shape by shape
     std::vector<GemmShapeSample> gemm_shapes;  ///< linear layers' GEMMs measured shape by shape
     std::vector<std::string> sources;
@@ -201,7 +200,6 @@ inline void append(Measurements& into, const Measurements& more) {
     add(into.operators, more.operators);
     add(into.host, more.host);
     add(into.kernel_gaps, more.kernel_gaps);
-    add(into.idle_starts, more.idle_starts);
     add(into.conv_shapes, more.conv_shapes);
     add(into.gemm_shapes, more.gemm_shapes);
     add(into.sources, more.sources);
