@@ -129,6 +129,7 @@ def test_predict_fast_path_equals_the_command(cli):
         p = roofplan.predict("resnet50", device="a100-pcie-80gb", **kwargs)
         assert isinstance(p, roofplan.Prediction)
         assert p.to_dict() == cli("predict", "-m", "resnet50", "-d", "a100-pcie-80gb", *args, "--json")
+        assert p.to_dict().get("host_speed", 1) == kwargs.get("host_speed", 1)
 
 
 def test_sweep_equals_single_predictions():

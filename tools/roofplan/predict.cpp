@@ -234,6 +234,7 @@ json prediction_json(const Resolved& r, const Prediction& p) {
     }
     out[r.loaded->uses_seq ? "seq" : "image_size"] = r.loaded->size;
     add_execution_json(p, r.model(), r.profile, out);
+    if (r.host_speed != 1) out["host_speed"] = r.host_speed;  // --host-speed: the host costs it scaled
     return out;
 }
 

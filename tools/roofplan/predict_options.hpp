@@ -90,6 +90,7 @@ struct Resolved {
     Device device;
     EfficiencyProfile profile;
     PredictRequest request;
+    double host_speed = 1;  ///< --host-speed (the profile's host costs are already scaled by it)
     [[nodiscard]] const Model& model() const { return loaded->model; }
     [[nodiscard]] const std::string& model_id() const { return loaded->id; }
 };
@@ -98,7 +99,7 @@ struct Resolved {
 inline Resolved resolve(const PredictOptions& o, const io::LoadedModel& loaded) {
     if (o.device.empty()) fail("give --device D (or --system S, whose GPU is used)");
     const DeviceCatalog catalog = o.devices.catalog();
-    Resolved r{&loaded, catalog.find(o.device), {}, {}};
+    Resolved r{&loaded, catalog.find(o.device), {}, {}, 1};
     r.profile = o.profile.empty() ? default_profile(r.device) : io::load_profile(o.profile, r.device);
     r.request.mode = parse_mode(o.mode);
     r.request.precision = parse_precision(o.precision);
@@ -115,6 +116,7 @@ inline Resolved resolve(const PredictOptions& o, const io::LoadedModel& loaded) 
         if (r.request.runtime == Runtime::ideal)
             fail("--host-speed applies to the eager and compiled runtimes (this run's runtime is ideal: no host)");
         if (*o.host_speed != 1) {
+            r.host_speed = *o.host_speed;
             r.profile.host = at_host_speed(r.profile.host, *o.host_speed);
             const std::string source = "x" + fixed(*o.host_speed, 2) + " speed; " + std::string(r.profile.host.source.view());
             r.profile.host.source = FixedString<63>(std::string_view(source).substr(0, 63));
