@@ -660,7 +660,7 @@ TEST_CASE("the host's speed: each host cost moves by its class's sensitivity; th
     CHECK(at_host_speed(h, 0.5).module_s < h.module_s);
     for (const double bad : {0.0, 0.2, 9.0, std::nan(""), std::numeric_limits<double>::infinity()})
         CHECK_THROWS_WITH_AS(at_host_speed(h, bad), doctest::Contains("host speed must be a number in [0.25, 8]"), Error);
-    // A host-bound step slows with the host; a GPU-bound one hardly.
+    // A host-bound step slows with the host, by less than the host's factor (not every cost is Python).
     const Device& d = find_device("h200");
     PredictRequest r;
     r.batch = 1;

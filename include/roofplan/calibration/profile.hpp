@@ -183,6 +183,7 @@ inline constexpr double min_host_speed = 0.25, max_host_speed = 8;
 /// The host costs of a host `speed` times as slow as the one that measured `h` (its Python view op over `view_s`):
 /// each cost times 1 + k (speed - 1), k its class's sensitivity.
 inline HostCosts at_host_speed(const HostCosts& h, double speed) {
+    static_assert(min_host_speed == 0.25 && max_host_speed == 8, "the message below names the limits");
     if (!(speed >= min_host_speed && speed <= max_host_speed))
         detail::fail("host speed must be a number in [0.25, 8] (the host's Python view op over the profile's view_s)");
     HostCosts out = h;

@@ -6,8 +6,8 @@
 #include <roofplan/measurement/samples.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -42,9 +42,8 @@ inline void block_host_samples(const json& section, const std::string& where, st
         const json& r = rounds[i];
         if (!r.is_object() || !r.contains("probe_us") || !r.at("probe_us").is_array() || r.at("probe_us").size() != 2)
             roofplan::detail::fail(at, ": expected .probe_us, two probe times in microseconds");
-        const std::array<double, 2> p{element(r.at("probe_us"), 0, at + ".probe_us"),
-                                      element(r.at("probe_us"), 1, at + ".probe_us")};
-        probes.push_back(std::max(p[0], p[1]));
+        probes.push_back(std::max(element(r.at("probe_us"), 0, at + ".probe_us"),
+                                  element(r.at("probe_us"), 1, at + ".probe_us")));
     }
     if (probes.empty()) roofplan::detail::fail(where, ": no rounds");
     std::vector<double> sorted = probes;

@@ -138,8 +138,8 @@ struct Kernel {
     /// Host work without a kernel before this launch: Python view ops (view, transpose, reshape), container module
     /// calls (a transformer block's nesting), autograd nodes that launch nothing (the backward of views and adds).
     std::uint8_t views = 0, containers = 0, silent_backward_nodes = 0;
-    /// The transformer block whose Python this kernel's operation carries (its attention kernel): a BlockGlue
-    /// set (HostCosts::block_python_s, plus block_autocast_s and block_autograd_s in those modes); 0: none.
+    /// The transformer block whose Python this kernel's operation carries (its attention kernel): a set of
+    /// block_glue bits (HostCosts::block_python_s, plus block_autocast_s and block_autograd_s in those modes); 0: none.
     std::uint8_t block_glue = 0;
     /// Issued by an operator that autocast dispatches (its wrapper inspects and casts the arguments): the matrix
     /// operators of a mixed-precision forward.  Costs HostCosts::autocast_s on top of the operator's own cost.
