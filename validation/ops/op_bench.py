@@ -1292,6 +1292,58 @@ def cases_pool(R):
                 autograd_pair(R, rec, (make, fn), ref, rec["bytes_fwd"], rec["bytes_bwd"], tol)
 
 
+def cases_reduce(R):
+    """Reductions as the eager runtime's lowerings emit them (its `reduction` class), timed alone:
+    - "sum_dim0": the sum over the rows of a contiguous [rows, columns] tensor, i.e. a bias gradient (AddmmBackward's
+      grad.sum(0) for a linear layer; a convolution's bias gradient on a channels-last gradient is the same sum over
+      N*H*W rows of C contiguous channels): transformer widths (768, 2304, 3072 columns) at 128 to 32,768 rows,
+      CNN channels (64 to 512) at their feature maps' rows, and a classifier's 4,096 at one row a sample.  PyTorch
+      spreads long columns over several blocks, which first zero a semaphore buffer (a memset).
+    - "adaptive_avg_pool2d": the global average pool of ResNet's head (a mean over H*W of each channel), FP32 NCHW
+      and bf16 channels-last.
+    Bytes nominal: the input read once, the output written once."""
+    env = R.env
+    cols = ([(768, r) for r in (128, 1024, 8192, 32768)] + [(3072, r) for r in (128, 1024, 8192, 32768)] +
+            [(2304, 8192), (4096, 64), (4096, 256)] +
+            [(64, 3136 * k) for k in (16, 256, 1024)] + [(128, 784 * k) for k in (16, 256, 1024)] +
+            [(256, 196 * k) for k in (16, 256, 1024)] + [(512, 49 * k) for k in (16, 256, 1024)] +
+            [(384, 169 * k) for k in (16, 256)])
+    pools = [(C, 7, N) for C in (512, 2048) for N in (1, 16, 64, 256)]
+    if env.smoke:
+        cols, pools = [(16, 64), (8, 512)], [(8, 4, 2)]
+    for dt in ("bf16", "fp32"):
+        e, dtype = SIZE[dt], DT[dt]
+        for C, rows in cols:
+            def check(C=C, rows=rows, dtype=dtype, dt=dt):
+                x = env.fresh((rows, C), dtype, 61)
+                return relerr(x.sum(0), x.to(torch.float64).sum(0)), TOL[dt], None
+
+            def setup(k, C=C, rows=rows, dtype=dtype):
+                x = env.view((rows, C), dtype)
+                return (lambda: x.sum(0),)
+            n = rows * C
+            R.run({"op": "sum_dim0", "pass": "fwd", "class": "reduction", "dtype": dt, "layout": "contiguous",
+                   "shape": [rows, C], "numel": n, "bytes": (n + C) * e, "flops": n}, setup, check, (n + C) * e)
+    for prec, dtype, layout in (("fp32", torch.float32, "nchw"), ("amp-bf16", torch.bfloat16, "nhwc")):
+        e = torch.tensor([], dtype=dtype).element_size()
+        mf = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+        for C, H, N in pools:
+            shape = (N, C, H, H)
+
+            def check(shape=shape, dtype=dtype, mf=mf, prec=prec):
+                x = env.fresh(shape, dtype, 62).contiguous(memory_format=mf)
+                ref = x.to(torch.float64).mean((2, 3), keepdim=True)
+                return relerr(F.adaptive_avg_pool2d(x, 1), ref), TOL["fp32" if prec == "fp32" else "bf16"], None
+
+            def setup(k, shape=shape, dtype=dtype, mf=mf):
+                x = env.view(shape, dtype).contiguous(memory_format=mf)
+                return (lambda: F.adaptive_avg_pool2d(x, 1),)
+            n = N * C * H * H
+            R.run({"op": "adaptive_avg_pool2d", "pass": "fwd", "class": "reduction", "dtype": prec, "layout": layout,
+                   "shape": list(shape), "numel": n, "bytes": (n + N * C) * e, "flops": n}, setup, check,
+                  (n + N * C) * e, set_cap=64)
+
+
 def scaler_host_cases(R):
     """GradScaler's host cost per parameter tensor (torch/amp/grad_scaler.py): `scaler.step(opt)` unscales the
     gradients (a Python loop over the parameters grouping them by device and dtype, one foreach kernel), reads
@@ -1647,10 +1699,10 @@ GROUPS = {
     "gemm": cases_gemm, "sdpa": cases_sdpa, "sdpa_dropout": lambda R: cases_sdpa(R, dropout=True),
     "pool": cases_pool, "autocast_host": autocast_host_cases,
     "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases, "host_speed": host_speed_cases,
-    "kernel_gap": kernel_gap_cases, "block_host": block_host_cases,
+    "kernel_gap": kernel_gap_cases, "block_host": block_host_cases, "reduce": cases_reduce,
 }
 ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
-         "optim", "memset", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
+         "optim", "memset", "reduce", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
          "scaler_host", "host_speed", "kernel_gap", "block_host"]
 
 
