@@ -914,3 +914,84 @@ TEST_CASE("a transformer block's own Python: the recorded block_host rounds give
                          doctest::Contains("bad.json: .block_host.rounds[3].probe_us[1]: expected a non-negative finite number"),
                          Error);
 }
+
+TEST_CASE("reductions: a class of their own from op_bench's reduce cases, the semaphore fill taken off first") {
+    const Device& d = find_device("h200");
+    const double bw = d.bandwidth_gb_s * 1e9;
+    EfficiencyProfile p = default_profile(d);
+    // Synthetic: a memset class (fitted from its own cases, which set its fixed cost), then column sums that
+    // launch the fill and the reduction, and global pools that launch the reduction alone.
+    std::vector<OperatorSample> samples;
+    for (double n : {1e5, 1e6, 1e7}) {
+        OperatorSample z;
+        z.op = "zero_";
+        z.dtype = "fp32";
+        z.numel = n;
+        z.bytes = 4 * n;
+        z.seconds = 2e-6 + z.bytes / (0.9 * bw);
+        samples.push_back(z);
+    }
+    for (double n : {1e5, 1e6, 1e7, 1e8}) {
+        OperatorSample s;
+        s.op = "sum_dim0";
+        s.dtype = "bf16";
+        s.numel = n;
+        s.bytes = 2 * n;
+        s.kernels = 2;
+        s.seconds = 2e-6 + 6e-6 + s.bytes / (0.45 * bw);
+        samples.push_back(s);
+        OperatorSample a = s;
+        a.op = "adaptive_avg_pool2d";
+        a.kernels = 1;
+        a.seconds = 6e-6 + a.bytes / (0.45 * bw);
+        samples.push_back(a);
+    }
+    calibration::fit_kernel_classes(samples, d, p);
+    CHECK(p.kernel_class[KernelClass::memset].fixed_s == doctest::Approx(2e-6).epsilon(1e-6));
+    CHECK(p.kernel_class[KernelClass::reduction].memory == doctest::Approx(0.45).epsilon(1e-6));
+    CHECK(p.kernel_class[KernelClass::reduction].fixed_s == doctest::Approx(6e-6).epsilon(1e-6));
+
+    // The recorded H200 cases (validation/results/2026-11-25-h200-reduce), with the operator reports' memset class.
+    const auto read = [](const std::string& file) {
+        return io::operator_report(io::parse(io::read_text(file), file), file).operators;
+    };
+    std::vector<OperatorSample> recorded =
+        read(ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-23-h200-ops/ops_inner_h200.json");
+    const std::vector<OperatorSample> reduce =
+        read(ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-25-h200-reduce/ops_reduce_h200.json");
+    REQUIRE(reduce.size() == 66);
+    for (const OperatorSample& s : reduce) {
+        const auto c = calibration::class_of(s);
+        REQUIRE(c);
+        CHECK(c->first == KernelClass::reduction);
+    }
+    EfficiencyProfile without = default_profile(d);
+    calibration::fit_kernel_classes(recorded, d, without);
+    // Without reduction cases the class takes the elementwise curve ...
+    CHECK(without.kernel_class[KernelClass::reduction].memory == without.kernel_class[KernelClass::elementwise].memory);
+    recorded.insert(recorded.end(), reduce.begin(), reduce.end());
+    EfficiencyProfile with = default_profile(d);
+    const auto fits = calibration::fit_kernel_classes(recorded, d, with);
+    // ... with them, its own: about half the bandwidth and 6 us a kernel (a bias gradient is far slower than an
+    // elementwise kernel moving the same bytes).
+    CHECK(with.kernel_class[KernelClass::reduction].memory == doctest::Approx(0.456).epsilon(0.02));
+    CHECK(with.kernel_class[KernelClass::reduction].fixed_s == doctest::Approx(5.9e-6).epsilon(0.05));
+    CHECK(with.kernel_class[KernelClass::elementwise].memory == without.kernel_class[KernelClass::elementwise].memory);
+    const auto fit = std::find_if(fits.begin(), fits.end(), [](const auto& f) { return f.kind == KernelClass::reduction; });
+    REQUIRE(fit != fits.end());
+    CHECK(fit->samples == 66);
+    CHECK(fit->median_rel_error < 0.35);
+    // BERT's bias gradient ([8192, 768] bf16, a batch of 64 at 128 tokens) against its recorded time, 17.7 us for
+    // the fill and the sum (taken back to back): within the fit's median error.
+    const Roofline with_r(d, with, MathClass::bf16_tensor), without_r(d, without, MathClass::bf16_tensor);
+    Kernel k;
+    k.kind = KernelClass::reduction;
+    k.bytes_read = 2.0 * 8192 * 768;
+    k.bytes_written = 2.0 * 768;
+    Kernel fill;
+    fill.kind = KernelClass::memset;
+    fill.bytes_written = 4.0 * 768;
+    const double predicted = with_r.time(k).total_s + with_r.time(fill).total_s;
+    CHECK(predicted == doctest::Approx(17.7e-6).epsilon(0.3));
+    CHECK(without_r.time(k).total_s + without_r.time(fill).total_s < 0.7 * 17.7e-6);
+}

@@ -2,7 +2,7 @@
 """Predicted beside measured for every recorded end-to-end case (validation/e2e/e2e_suite.py reports).
 
 For each case the recorded `roofplan_command` is run (with --json, and --profile when given) and its step time,
-kernel count and GPU idle share are set beside the measured ones (the median of the recorded runs of the case).
+kernel count, GPU busy time and GPU idle share are set beside the measured ones (the median of the recorded runs of the case).
 Nothing here is fitted: the profile comes from micro-benchmarks only.  Prints a Markdown table and the bars of
 issue 14; with --check FILE, fails when FILE's block between the markers differs from what this prints (CI keeps
 docs/validation.md current); with --write FILE, rewrites that block.
@@ -114,6 +114,7 @@ def rows(roofplan, profile, device, results, scratch=None, sensitivity=None):
         measured = statistics.median(r["step_time_s_median"] for r in runs)
         kernels = statistics.median(r["profile"]["kernels_per_step"] for r in runs)
         idle = statistics.median(r["profile"]["gpu_idle_share"] for r in runs)
+        busy = statistics.median(r["profile"]["gpu_busy_s_per_step"] for r in runs)
         host = statistics.median(r["host_s_median"] for r in runs)
         scale = None
         if scratch is not None:  # the host's speed at the time of the case (its last run)
@@ -124,6 +125,7 @@ def rows(roofplan, profile, device, results, scratch=None, sensitivity=None):
         out.append({"id": case_id, "measured": measured, "predicted": p["step_time_s"],
                     "error": measured / p["step_time_s"] - 1, "kernels": kernels, "predicted_kernels": p["kernel_count"],
                     "idle": idle, "predicted_idle": p["gpu_idle_s"] / p["step_time_s"], "runtime": p["runtime"],
+                    "busy": busy, "predicted_busy": p["gpu_busy_s"],
                     "bound": p["bound"], "host": host, "predicted_host": p["host_s"], "host_scale": scale})
     return out
 
@@ -131,23 +133,27 @@ def rows(roofplan, profile, device, results, scratch=None, sensitivity=None):
 def render(table, label, tag, host_where):
     scaled = any(r["host_scale"] is not None for r in table)
     lines = [BEGIN.format(tag), "", f"Predicted with {label}. Error = measured / predicted − 1 (positive: the model is optimistic).", "",
-             "| case | measured ms | predicted ms | error | host ms meas / pred | kernels meas / pred | GPU idle meas / pred | bound |"
+             "| case | measured ms | predicted ms | error | host ms meas / pred | kernels meas / pred | GPU busy ms meas / pred | GPU idle meas / pred | bound |"
              + (" host speed ×|" if scaled else ""),
-             "|---|---|---|---|---|---|---|---|" + ("---|" if scaled else "")]
+             "|---|---|---|---|---|---|---|---|---|" + ("---|" if scaled else "")]
     for r in table:
         lines.append(f"| {r['id']} | {r['measured'] * 1e3:.2f} | {r['predicted'] * 1e3:.2f} | {r['error'] * 100:+.1f}% | "
-                     f"{r['host'] * 1e3:.2f} / {r['predicted_host'] * 1e3:.2f} | {r['kernels']:.0f} / {r['predicted_kernels']} | {r['idle'] * 100:.0f}% / {r['predicted_idle'] * 100:.0f}% | "
+                     f"{r['host'] * 1e3:.2f} / {r['predicted_host'] * 1e3:.2f} | {r['kernels']:.0f} / {r['predicted_kernels']} | "
+                     f"{r['busy'] * 1e3:.2f} / {r['predicted_busy'] * 1e3:.2f} | {r['idle'] * 100:.0f}% / {r['predicted_idle'] * 100:.0f}% | "
                      f"{r['bound']} |" + (f" {r['host_scale']:.2f} |" if scaled else ""))
     errors = [abs(r["error"]) for r in table]
     within25 = sum(e <= 0.25 for e in errors)
     kernels10 = sum(abs(r["predicted_kernels"] / r["kernels"] - 1) <= 0.10 for r in table)
     idle5 = sum(abs(r["predicted_idle"] - r["idle"]) <= 0.05 for r in table)
     host_errors = [abs(r["host"] / r["predicted_host"] - 1) for r in table]
+    busy_errors = [abs(r["busy"] / r["predicted_busy"] - 1) for r in table]
     lines += ["", f"Bars (issue 14): median |error| {statistics.median(errors) * 100:.1f}% (bar 10%); "
                   f"{within25} of {len(table)} cases within 25% (bar: all); kernel count within 10% in "
                   f"{kernels10} of {len(table)} (bar: all); GPU idle share within 5 points in {idle5} of {len(table)} (bar: all). "
                   f"Host time (wall time inside step(); its costs were measured on {host_where}): median "
-                  f"|error| {statistics.median(host_errors) * 100:.1f}%.",
+                  f"|error| {statistics.median(host_errors) * 100:.1f}%. GPU busy time (the profiler's kernel time "
+                  f"a step, the gaps between kernels excluded): median |error| {statistics.median(busy_errors) * 100:.1f}%, "
+                  f"within 10% in {sum(e <= 0.10 for e in busy_errors)} of {len(table)}.",
               "", END.format(tag)]
     return "\n".join(lines) + "\n"
 

@@ -68,6 +68,8 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
     if (s.op == "batch_norm_infer" && s.backend == "Native" && s.layout == "nhwc") return std::pair{K::batch_norm_inference, 1.0};
     if (s.op == "max_pool2d" && s.pass != "fwd") return std::pair{K::pooling_backward, 1.0};  // bytes as lowered
     if (s.op == "max_pool2d") return std::pair{s.layout == "nhwc" ? K::pooling_nhwc : K::pooling, 1.0};
+    // Bias gradients (a column sum over the rows) and the global average pool: the reduction class.
+    if (s.op == "sum_dim0" || s.op == "adaptive_avg_pool2d") return std::pair{K::reduction, 1.0};
     if ((s.op == "sgd_step" || s.op == "adamw_step") && s.layout == "foreach" && s.numel > 0)  // bytes per parameter
         return std::pair{K::optimizer, (s.op == "sgd_step" ? 32.0 : 80.0) * s.numel / s.bytes};
     return std::nullopt;
@@ -94,7 +96,9 @@ inline std::pair<double, double> fit_fixed_and_slope(const std::vector<std::arra
 inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample>& samples, const Device& device,
                                                 EfficiencyProfile& profile) {
     std::map<KernelClass, std::vector<std::array<double, 3>>> rows;
-    std::vector<const OperatorSample*> pool_backward;  // fitted after the memset class (their first kernel is a fill)
+    // Fitted after the memset class: their first kernel is a fill (pooling backward: the input gradient; a long
+    // column sum: the semaphores of its split over several blocks).
+    std::vector<const OperatorSample*> pool_backward, reductions;
     const bool any_back_to_back = std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.back_to_back; });
     for (const OperatorSample& s : samples) {
         if (any_back_to_back && !s.back_to_back) continue;  // prefer back-to-back timings where a report has them
@@ -102,6 +106,7 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
             roofplan::detail::fail("operator case ", s.op, " ", s.pass, ": bytes, kernels and time must be positive");
         const auto c = class_of(s);
         if (c && c->first == KernelClass::pooling_backward) pool_backward.push_back(&s);
+        else if (c && c->first == KernelClass::reduction) reductions.push_back(&s);
         else if (c) rows[c->first].push_back({s.kernels, s.bytes * c->second, s.seconds});
     }
     std::vector<ClassFit> fits;
@@ -132,10 +137,19 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
         if (s->kernels >= 2 && s->seconds > fill_s) scatter.push_back({s->kernels - 1, s->bytes, s->seconds - fill_s});
     }
     if (scatter.size() >= 2) fit_class(KernelClass::pooling_backward, scatter);
+    // Reductions: a column sum long enough to be split over blocks launches a memset of its semaphores first
+    // (Reduce.cuh; the profiler's count says so: 2 kernels a call); the class is the reduction kernel alone.
+    std::vector<std::array<double, 3>> reduce;
+    const double fill_fixed = fill.fixed_s >= 0 ? fill.fixed_s : profile.launch_s;
+    for (const OperatorSample* s : reductions) {
+        const double fills = s->op == "sum_dim0" && s->kernels >= 1.5 ? 1.0 : 0.0;
+        if (s->seconds > fills * fill_fixed) reduce.push_back({s->kernels - fills, s->bytes, s->seconds - fills * fill_fixed});
+    }
+    if (reduce.size() >= 2) fit_class(KernelClass::reduction, reduce);
     // Classes no operator case measures take the nearest measured one: reductions stream like elementwise
     // kernels; attention, GEMM and convolution keep the GEMM model.
     auto& k = profile.kernel_class;
-    if (rows.contains(KernelClass::elementwise) && !rows.contains(KernelClass::reduction))
+    if (rows.contains(KernelClass::elementwise) && reduce.size() < 2)
         k[KernelClass::reduction] = k[KernelClass::elementwise];
     // A fused attention kernel's fixed cost is not separable from its rate in the sdpa cases: it takes the
     // smallest kernel's (an elementwise op's).
