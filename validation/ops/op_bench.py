@@ -1344,6 +1344,60 @@ def cases_reduce(R):
                   (n + N * C) * e, set_cap=64)
 
 
+def cases_copy(R):
+    """Layout copies as the eager runtime's lowerings emit them (its `copy_cast` class beside the casts), timed
+    alone: "heads_contiguous", attention's output [B, H, T, D] made [B, T, H, D] (transpose(1, 2).contiguous());
+    "kv_cat", a causal layer's keys appended to an empty cache (torch.cat of an empty [B, H, 0, D] and the keys, a
+    strided view of the QKV projection's output); "cat_last", three [B, T, 768] gradients concatenated along the
+    last axis (a split's backward); "flatten_nhwc", a channels-last feature map flattened (a copy into NCHW
+    order).  Bytes nominal: read once, written once."""
+    env = R.env
+    H, D = 12, 64
+    tokens = [(1, 128), (8, 128), (64, 128), (8, 1024), (32, 1024)]
+    maps = [(N, C) for C in (512, 2048) for N in (16, 64, 256)]
+    if env.smoke:
+        tokens, maps, H, D = [(2, 8)], [(2, 8)], 2, 4
+    for dt in ("bf16", "fp32"):
+        e, dtype = SIZE[dt], DT[dt]
+        for B, T in tokens:
+            n = B * T * H * D
+
+            def heads(x):
+                return x.transpose(1, 2).contiguous()
+
+            def kv(x, B=B, T=T, dtype=dtype):
+                k = x.split(H * D, dim=2)[1].view(B, T, H, D).transpose(1, 2)
+                return torch.cat((torch.empty(B, H, 0, D, device=x.device, dtype=dtype), k), dim=-2)
+
+            def cat3(x):
+                return torch.cat(x, dim=-1)
+            for op, shape, f, ref in (
+                    ("heads_contiguous", (B, H, T, D), heads, lambda x: x.transpose(1, 2)),
+                    ("kv_cat", (B, T, 3 * H * D), kv, lambda x, B=B, T=T: x.split(H * D, dim=2)[1].view(B, T, H, D).transpose(1, 2)),
+                    ("cat_last", (3, B, T, H * D), lambda x: cat3(list(x.unbind(0))), lambda x: torch.cat(list(x.unbind(0)), dim=-1))):
+                def check(shape=shape, f=f, ref=ref, dtype=dtype):
+                    x = env.fresh(shape, dtype, 63)
+                    return relerr(f(x), ref(x.to(torch.float64))), 0.0, None
+
+                def setup(k, shape=shape, f=f, dtype=dtype):
+                    x = env.view(shape, dtype)
+                    return (lambda: f(x),)
+                R.run({"op": op, "pass": "fwd", "class": "copy/cast", "dtype": dt, "layout": "strided",
+                       "shape": list(shape), "numel": n, "bytes": 2 * n * e, "flops": 0}, setup, check, 2 * n * e)
+        for N, C in maps:
+            shape, n = (N, C, 7, 7), N * C * 49
+
+            def check(shape=shape, dtype=dtype):
+                x = env.fresh(shape, dtype, 64).contiguous(memory_format=torch.channels_last)
+                return relerr(torch.flatten(x, 1), torch.flatten(x.to(torch.float64).contiguous(), 1)), 0.0, None
+
+            def setup(k, shape=shape, dtype=dtype):
+                x = env.view(shape, dtype).contiguous(memory_format=torch.channels_last)
+                return (lambda: torch.flatten(x, 1),)
+            R.run({"op": "flatten_nhwc", "pass": "fwd", "class": "copy/cast", "dtype": dt, "layout": "nhwc",
+                   "shape": list(shape), "numel": n, "bytes": 2 * n * e, "flops": 0}, setup, check, 2 * n * e, set_cap=64)
+
+
 def scaler_host_cases(R):
     """GradScaler's host cost per parameter tensor (torch/amp/grad_scaler.py): `scaler.step(opt)` unscales the
     gradients (a Python loop over the parameters grouping them by device and dtype, one foreach kernel), reads
@@ -1700,9 +1754,10 @@ GROUPS = {
     "pool": cases_pool, "autocast_host": autocast_host_cases,
     "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases, "host_speed": host_speed_cases,
     "kernel_gap": kernel_gap_cases, "block_host": block_host_cases, "reduce": cases_reduce,
+    "copy": cases_copy,
 }
 ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
-         "optim", "memset", "reduce", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
+         "optim", "memset", "reduce", "copy", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
          "scaler_host", "host_speed", "kernel_gap", "block_host"]
 
 
