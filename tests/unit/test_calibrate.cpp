@@ -995,3 +995,124 @@ TEST_CASE("reductions: a class of their own from op_bench's reduce cases, the se
     CHECK(predicted == doctest::Approx(17.7e-6).epsilon(0.3));
     CHECK(without_r.time(k).total_s + without_r.time(fill).total_s < 0.7 * 17.7e-6);
 }
+
+TEST_CASE("casts: to FP32 a class of its own (PyTorch's unrolled copy), to fp16/bf16 the vectorized copy_cast") {
+    // validation/results/2026-11-23-h200-ops: the cast cases of op_bench, back to back.
+    const std::string file = ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-23-h200-ops/ops_inner_h200.json";
+    const Measurements m = io::operator_report(io::parse(io::read_text(file), file), file);
+    int widening = 0, narrowing = 0;
+    for (const OperatorSample& s : m.operators) {
+        if (!s.op.starts_with("cast_")) continue;
+        const auto c = calibration::class_of(s);
+        REQUIRE(c);
+        if (s.op == "cast_bf16_to_fp32" || s.op == "cast_fp16_to_fp32") {
+            CHECK(c->first == KernelClass::widening_cast);
+            ++widening;
+        } else {
+            CHECK(c->first == KernelClass::copy_cast);
+            ++narrowing;
+        }
+    }
+    CHECK(widening == 16);
+    CHECK(narrowing == 16);
+    const Device& d = find_device("h200");
+    EfficiencyProfile p = default_profile(d);
+    const auto fits = calibration::fit_kernel_classes(m.operators, d, p);
+    CHECK(p.kernel_class[KernelClass::widening_cast].memory == doctest::Approx(0.464).epsilon(0.01));
+    CHECK(p.kernel_class[KernelClass::widening_cast].fixed_s == doctest::Approx(4.2e-6).epsilon(0.02));
+    CHECK(p.kernel_class[KernelClass::copy_cast].memory == doctest::Approx(0.884).epsilon(0.01));
+    CHECK(p.kernel_class[KernelClass::copy_cast].fixed_s == doctest::Approx(2.65e-6).epsilon(0.02));
+    // Split by direction, each curve reproduces its cases closely (pooled they were off by 23% at the median).
+    for (const auto& f : fits)
+        if (f.kind == KernelClass::copy_cast || f.kind == KernelClass::widening_cast) CHECK(f.median_rel_error < 0.07);
+    // The Hopper defaults are these fits.
+    const EfficiencyProfile defaults = default_profile(d);
+    CHECK(defaults.kernel_class[KernelClass::widening_cast].memory == doctest::Approx(0.464).epsilon(0.01));
+    CHECK(defaults.kernel_class[KernelClass::widening_cast].fixed_s == doctest::Approx(4.2e-6).epsilon(0.02));
+    // The eager runtime: under autocast a linear layer's weight and bias are cast down in the forward and their
+    // gradients up in the backward; an FP32 run casts nothing.
+    const auto casts = [](Precision pr) {
+        std::map<std::string, KernelClass> out;
+        for (const Kernel& k : lower(models::build("bert-base"), 8, {pr, Mode::train, Optimizer::adam, false}, Runtime::eager).kernels)
+            if (k.what.starts_with("cast")) out.emplace(std::string(k.what), k.kind);
+        return out;
+    };
+    const auto amp = casts(Precision::amp_bf16);
+    CHECK(amp.at("cast weight") == KernelClass::copy_cast);
+    CHECK(amp.at("cast weight gradient") == KernelClass::widening_cast);
+    CHECK(amp.at("cast bias gradient") == KernelClass::widening_cast);
+    CHECK(amp.at("cast input") == KernelClass::copy_cast);               // layer norm's FP32 output into a linear
+    CHECK(amp.at("cast input gradient") == KernelClass::widening_cast);  // ... and its gradient back
+    CHECK(amp.at("cast logits to fp32") == KernelClass::widening_cast);
+    CHECK(casts(Precision::fp32).empty());
+}
+
+TEST_CASE("layout copies: a class of their own from op_bench's copy cases; the lowerings' copies take it") {
+    // validation/results/2026-11-25-h200-copy: heads made contiguous, the KV-cache cat, a last-axis cat, a
+    // channels-last flatten; non-vectorized kernels, far below the casts' rate.
+    const std::string file = ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-25-h200-copy/ops_copy_h200.json";
+    const Measurements m = io::operator_report(io::parse(io::read_text(file), file), file);
+    REQUIRE(m.operators.size() == 42);
+    for (const OperatorSample& s : m.operators) {
+        const auto c = calibration::class_of(s);
+        REQUIRE(c);
+        CHECK(c->first == KernelClass::layout_copy);
+    }
+    const Device& d = find_device("h200");
+    EfficiencyProfile p = default_profile(d);
+    calibration::fit_kernel_classes(m.operators, d, p);
+    CHECK(p.kernel_class[KernelClass::layout_copy].memory == doctest::Approx(0.344).epsilon(0.01));
+    CHECK(p.kernel_class[KernelClass::layout_copy].fixed_s == doctest::Approx(3.6e-6).epsilon(0.02));
+    CHECK(default_profile(d).kernel_class[KernelClass::layout_copy].memory == doctest::Approx(0.344).epsilon(0.01));
+    // The copies of the lowerings: GPT-2's heads and KV-cache cat, a TF32 ResNet's layout conversions.
+    const auto kinds = [](const char* model, Precision pr) {
+        std::map<std::string, KernelClass> out;
+        for (const Kernel& k : lower(models::build(model), 8, {pr, Mode::train, Optimizer::sgd, false}, Runtime::eager).kernels)
+            out.emplace(std::string(k.what), k.kind);
+        return out;
+    };
+    const auto gpt2 = kinds("gpt2", Precision::amp_bf16);
+    CHECK(gpt2.at("heads contiguous") == KernelClass::layout_copy);
+    CHECK(gpt2.at("kv cache append (keys)") == KernelClass::layout_copy);
+    CHECK(gpt2.at("concatenate qkv gradient") == KernelClass::layout_copy);
+    const auto tf32 = kinds("resnet50", Precision::tf32);
+    CHECK(tf32.at("nchw to nhwc") == KernelClass::layout_copy);
+}
+
+TEST_CASE("the H200's reduction, cast and layout-copy classes predict the H100's own single operators") {
+    // Fitted on the H200 (fractions of its bandwidth), applied to the H100's: validation/results/
+    // 2026-11-25-h100-reduce-copy-cast holds the same cases run on an H100 (validation only, never fitted).
+    const auto read = [](const char* relative) {
+        const std::string file = std::string(ROOFPLAN_SOURCE_DIR "/validation/results/") + relative;
+        return io::operator_report(io::parse(io::read_text(file), file), file).operators;
+    };
+    std::vector<OperatorSample> h200 = read("2026-11-23-h200-ops/ops_inner_h200.json");
+    for (const char* more : {"2026-11-25-h200-reduce/ops_reduce_h200.json", "2026-11-25-h200-copy/ops_copy_h200.json"}) {
+        const auto s = read(more);
+        h200.insert(h200.end(), s.begin(), s.end());
+    }
+    const Device& d200 = find_device("h200");
+    EfficiencyProfile p = default_profile(d200);
+    calibration::fit_kernel_classes(h200, d200, p);
+    const double bw = find_device("h100-sxm").bandwidth_gb_s * 1e9;
+    std::map<KernelClass, std::vector<double>> errors;
+    for (const OperatorSample& s : read("2026-11-25-h100-reduce-copy-cast/ops_reduce_copy_cast_h100.json")) {
+        const auto c = calibration::class_of(s);
+        REQUIRE(c);
+        const KernelClassCost& cost = p.kernel_class[c->first];
+        const double fills = s.op == "sum_dim0" && s.kernels >= 1.5 ? 1.0 : 0.0;
+        const double t = (s.kernels - fills) * cost.fixed_s + s.bytes / (cost.memory * bw) +
+                         fills * p.kernel_class[KernelClass::memset].fixed_s;
+        errors[c->first].push_back(std::abs(t / s.seconds - 1));
+    }
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    CHECK(errors[KernelClass::reduction].size() == 66);
+    CHECK(errors[KernelClass::layout_copy].size() == 42);
+    CHECK(median(errors[KernelClass::reduction]) < 0.30);
+    CHECK(median(errors[KernelClass::copy_cast]) < 0.05);
+    CHECK(median(errors[KernelClass::widening_cast]) < 0.25);
+    CHECK(median(errors[KernelClass::layout_copy]) < 0.20);
+}

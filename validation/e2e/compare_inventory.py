@@ -22,7 +22,8 @@ import subprocess
 import sys
 
 FOLD = {"batch_norm": "normalization", "batch_norm_inference": "normalization", "pooling_nhwc": "pooling", "pooling_backward": "pooling",
-        "copy_cast": "copy/cast"}
+        "copy_cast": "copy/cast", "widening_cast": "copy/cast",
+        "layout_copy": "copy/cast"}
 
 
 def predicted(roofplan, command, device):

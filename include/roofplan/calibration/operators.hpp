@@ -55,7 +55,8 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
         return std::any_of(names.begin(), names.end(), [&](const char* n) { return s.op == n; });
     };
     if (is({"relu", "relu_", "gelu", "silu", "tanh", "add", "mul", "add_", "dropout"})) return std::pair{K::elementwise, 1.0};
-    if (s.op.starts_with("cast_")) return std::pair{K::copy_cast, 1.0};
+    if (s.op.starts_with("cast_")) return std::pair{s.op.ends_with("_to_fp32") ? K::widening_cast : K::copy_cast, 1.0};
+    if (is({"heads_contiguous", "kv_cat", "cat_last", "flatten_nhwc"})) return std::pair{K::layout_copy, 1.0};
     if (is({"zero_", "zeros_like"})) return std::pair{K::memset, 1.0};
     if (s.op == "softmax" && !amp) return std::pair{K::softmax, 1.0};
     if (s.op == "layer_norm" && !amp) return std::pair{K::normalization, 1.0};

@@ -342,11 +342,19 @@ constexpr void default_kernel_classes(EfficiencyProfile& p, const Device& d) {
         p.kernel_class[c] = {memory, d.architecture == Architecture::hopper ? fixed_s : -1.0};
     };
     set_class(KernelClass::elementwise, 0.83, 2.7e-6);
-    set_class(KernelClass::reduction, 0.83, 2.7e-6);
+    // PyTorch's reduce kernel (validation/results/2026-11-25-h200-reduce, op_bench's reduce: bias gradients as
+    // column sums, ResNet's global average pool): far below the elementwise rate.
+    set_class(KernelClass::reduction, 0.456, 5.9e-6);
     set_class(KernelClass::normalization, 0.44, 3.7e-6);
     set_class(KernelClass::batch_norm, 0.36, 4.5e-6);
     set_class(KernelClass::softmax, 0.58, 2.7e-6);
-    set_class(KernelClass::copy_cast, 0.74, 3.1e-6);
+    // Casts (validation/results/2026-11-23-h200-ops, op_bench's cast cases): down to fp16/bf16 vectorized, up to
+    // FP32 PyTorch's unrolled copy kernel at about half the rate; layout copies (2026-11-25-h200-copy, op_bench's
+    // copy: heads made contiguous, concatenations, a channels-last flatten) are non-vectorized kernels whose time
+    // follows their elements (bf16 at about 0.25 of the bandwidth, FP32 at 0.40).
+    set_class(KernelClass::copy_cast, 0.884, 2.65e-6);
+    set_class(KernelClass::widening_cast, 0.464, 4.2e-6);
+    set_class(KernelClass::layout_copy, 0.344, 3.6e-6);
     set_class(KernelClass::optimizer, 0.80, 6.9e-6);
     set_class(KernelClass::memset, 0.92, 2.0e-6);
     set_class(KernelClass::gather, 0.90, 2.4e-6);

@@ -246,8 +246,8 @@ public:
                 return t;
             }
         }
-        if (k.conv_shape != 0 && !measured_.empty() && (k.kind == KernelClass::conv || k.kind == KernelClass::copy_cast)) {
-            const bool conversion = k.kind == KernelClass::copy_cast;  // a layout conversion of the pass
+        if (k.conv_shape != 0 && !measured_.empty() && (k.kind == KernelClass::conv || k.kind == KernelClass::layout_copy)) {
+            const bool conversion = k.kind == KernelClass::layout_copy;  // a layout conversion of the pass
             const MeasuredConvs::Point p = measured_.at(k.conv_shape, math_, conv_pass(k), k.images, conversion);
             if (p.efficiency > 0) {
                 KernelTime t = measured(k, p.efficiency, measured_, conversion);

@@ -49,7 +49,7 @@ inline void lower_node(Emitter& e, const Node& node) {
 namespace detail {
 constexpr bool fusable(const Kernel& k) {
     return k.kind == KernelClass::elementwise || k.kind == KernelClass::normalization || k.kind == KernelClass::batch_norm ||
-           k.kind == KernelClass::batch_norm_inference || k.kind == KernelClass::copy_cast || k.kind == KernelClass::softmax || k.kind == KernelClass::reduction ||
+           k.kind == KernelClass::batch_norm_inference || k.kind == KernelClass::copy_cast || k.kind == KernelClass::widening_cast || k.kind == KernelClass::layout_copy || k.kind == KernelClass::softmax || k.kind == KernelClass::reduction ||
            k.kind == KernelClass::loss;
 }
 /// A kernel that reduces (writes far less than it reads) ends a fusion chain.

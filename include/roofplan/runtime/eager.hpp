@@ -68,9 +68,9 @@ inline void weight_cast_forward(Emitter& e, HostSequence& host, double weight, d
 }
 inline void weight_cast_backward(Emitter& e, double weight, double bias = 0) {
     if (!e.amp()) return;
-    e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast weight gradient", 2 * weight, 4 * weight), KernelRole::weight_gradient));
+    e.backward(with_role(stream_kernel(KernelClass::widening_cast, HostOp::backward, "cast weight gradient", 2 * weight, 4 * weight), KernelRole::weight_gradient));
     if (bias > 0)
-        e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast bias gradient", 2 * bias, 4 * bias), KernelRole::weight_gradient));
+        e.backward(with_role(stream_kernel(KernelClass::widening_cast, HostOp::backward, "cast bias gradient", 2 * bias, 4 * bias), KernelRole::weight_gradient));
 }
 /// A bias gradient: the sum of the output gradient over its rows.  PyTorch's reduction spreads long columns over
 /// several blocks, which first zero a semaphore buffer (aten/src/ATen/native/cuda/Reduce.cuh: ctas_per_output > 1
@@ -92,7 +92,7 @@ inline void input_cast_forward(Emitter& e, HostSequence& host, double elements) 
 }
 inline void input_cast_backward(Emitter& e, const At& at, double elements) {
     if (casts_input(e) && at.input_gradient())
-        e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * elements, 4 * elements), KernelRole::activation_cast));
+        e.backward(with_role(stream_kernel(KernelClass::widening_cast, HostOp::backward, "cast input gradient", 2 * elements, 4 * elements), KernelRole::activation_cast));
 }
 
 /// Tags a GEMM (or a fill of its backward) with its linear layer's shape and rows, for a profile's measured GEMMs.
@@ -199,7 +199,7 @@ inline ConvConversions conv_conversion_bytes(const Conv2D& l, double instances, 
 
 /// A layout conversion of a convolution's pass, keyed like the pass so that a profile's measured conversions time it.
 inline Kernel conv_conversion(HostOp host, std::string_view what, double bytes, std::uint64_t shape, double images) {
-    Kernel k = stream_kernel(KernelClass::copy_cast, host, what, bytes, bytes);
+    Kernel k = stream_kernel(KernelClass::layout_copy, host, what, bytes, bytes);
     k.conv_shape = shape;
     k.images = images;
     return k;
@@ -240,7 +240,7 @@ inline void rule(Emitter& e, const At& at, const Conv2D& l) {
     HostOp next_backward = HostOp::backward;  // the first kernel of the node's backward pays the autograd node
     const auto backward_host = [&] { return std::exchange(next_backward, HostOp::none); };
     if (convert && pointwise)  // not one of a pass's measured conversions: the class's rate times it
-        e.backward(stream_kernel(KernelClass::copy_cast, backward_host(), "nchw to nhwc", width * outputs, width * outputs));
+        e.backward(stream_kernel(KernelClass::layout_copy, backward_host(), "nchw to nhwc", width * outputs, width * outputs));
     if (at.input_gradient()) {
         if (convert_all) {
             e.backward(conversion(backward_host(), "nchw to nhwc", converted(Pass::backward_data).in[0]));
@@ -338,7 +338,7 @@ inline void gelu_tanh(Emitter& e, double elements) {
         e.backward(with_role(stream_kernel(kind, host, what, read * elements, written * elements, elements), role));
     };
     fwd(HostOp::module, "gelu: half x", s, s);
-    if (half) e.forward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::internal, "cast to fp32", s * elements, f * elements), KernelRole::activation_cast));
+    if (half) e.forward(with_role(stream_kernel(KernelClass::widening_cast, HostOp::internal, "cast to fp32", s * elements, f * elements), KernelRole::activation_cast));
     fwd(HostOp::internal, "gelu: cube", f, f);
     fwd(HostOp::internal, "gelu: scale cube", f, f);
     fwd(HostOp::internal, "gelu: add x", s + f, f);
@@ -424,7 +424,7 @@ inline void rule(Emitter& e, const At& at, const LayerNorm& l) {
     const double w_in = bytes_of(e.stream()), w = bytes_of(out);
     HostSequence host;
     const bool cast = e.amp() && e.stream() != DType::f32;
-    if (cast) e.forward(with_role(stream_kernel(KernelClass::copy_cast, host.next(), "cast to fp32", w_in * elements, 4 * elements), KernelRole::activation_cast));
+    if (cast) e.forward(with_role(stream_kernel(KernelClass::widening_cast, host.next(), "cast to fp32", w_in * elements, 4 * elements), KernelRole::activation_cast));
     e.forward(stream_kernel(KernelClass::normalization, host.next(), "layer norm", w * elements, w * elements + 8 * rows, 6 * elements));
     e.backward(stream_kernel(KernelClass::normalization, HostOp::backward, "layer norm backward", 2 * w * elements + 8 * rows, w * elements, 8 * elements));
     e.backward(with_role(stream_kernel(KernelClass::reduction, HostOp::none, "layer norm weight gradient", 2 * w * elements, 8 * width_features, 3 * elements), KernelRole::weight_gradient));
@@ -486,7 +486,7 @@ inline void rule(Emitter& e, const At& at, const Flatten& l) {
     const Shape in = l.input_shape();
     if (!e.amp() || in.rank() != 3 || in[1] * in[2] <= 1) return;
     const double bytes = bytes_of(e.stream()) * at.instances * static_cast<double>(in.elements());
-    e.forward(stream_kernel(KernelClass::copy_cast, HostOp::module, "channels-last flatten copy", bytes, bytes));
+    e.forward(stream_kernel(KernelClass::layout_copy, HostOp::module, "channels-last flatten copy", bytes, bytes));
 }
 
 /// Embeddings: gather FP32 rows (with their int64 indices).  Backward (aten/src/ATen/native/cuda/Embedding.cu):
@@ -595,7 +595,7 @@ inline std::array<Kernel, 2> sdpa_kernels(const Emitter& e, const At& at, const 
 /// the gradient (an autograd node without a kernel).
 inline void kv_cache_append(Emitter& e, double bytes) {
     for (const char* what : {"kv cache append (keys)", "kv cache append (values)"}) {
-        Kernel cat = stream_kernel(KernelClass::copy_cast, HostOp::module, what, bytes, bytes);
+        Kernel cat = stream_kernel(KernelClass::layout_copy, HostOp::module, what, bytes, bytes);
         cat.views = 3;
         e.forward(cat);
     }
@@ -639,7 +639,7 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
     if (cudnn && sdpa.dropout) e.forward(stream_kernel(KernelClass::elementwise, HostOp::none, "unpack dropout seed", 16, 16));
     if (cudnn) e.forward(stream_kernel(KernelClass::memset, HostOp::none, "attention workspace", 0, 4 * q_rows * static_cast<double>(c.heads)));
     e.forward(sdpa);
-    e.forward(stream_kernel(KernelClass::copy_cast, HostOp::internal, "heads contiguous", width * q_rows * qw, width * q_rows * qw));
+    e.forward(stream_kernel(KernelClass::layout_copy, HostOp::internal, "heads contiguous", width * q_rows * qw, width * q_rows * qw));
     HostSequence out_host;
     weight_cast_forward(e, out_host, qw * d, bias * d);
     const GemmGeometry out_shape{static_cast<std::int64_t>(qw), c.model_dim, c.bias};
@@ -661,10 +661,10 @@ inline void rule(Emitter& e, const At& at, const MultiHeadAttention& l) {
         if (c.bias) bias_gradient(e, rows, rows / at.instances, out, width);
         weight_cast_backward(e, d * out, bias * out);
         if (cast && at.input_gradient())
-            e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast input gradient", 2 * rows * d, 4 * rows * d), KernelRole::activation_cast));
+            e.backward(with_role(stream_kernel(KernelClass::widening_cast, HostOp::backward, "cast input gradient", 2 * rows * d, 4 * rows * d), KernelRole::activation_cast));
     }
     if (c.fused_qkv)  // the split's backward concatenates the three gradients
-        e.backward(stream_kernel(KernelClass::copy_cast, HostOp::backward, "concatenate qkv gradient", width * q_rows * (qw + 2 * kvw), width * q_rows * (qw + 2 * kvw)));
+        e.backward(stream_kernel(KernelClass::layout_copy, HostOp::backward, "concatenate qkv gradient", width * q_rows * (qw + 2 * kvw), width * q_rows * (qw + 2 * kvw)));
     if (at.input_gradient()) {  // one use of the input per projection: the gradients accumulate
         const double g = bytes_of(e.stream());
         for (std::size_t i = 1; i < projections.size(); ++i)
@@ -683,7 +683,7 @@ inline void loss(Emitter& e, const Node& last) {
     const double w = bytes_of(e.stream());
     const bool cast = e.stream() != DType::f32;
     e.step_level(true);
-    if (cast) e.forward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::module, "cast logits to fp32", w * logits, 4 * logits), KernelRole::activation_cast));
+    if (cast) e.forward(with_role(stream_kernel(KernelClass::widening_cast, HostOp::module, "cast logits to fp32", w * logits, 4 * logits), KernelRole::activation_cast));
     e.forward(stream_kernel(KernelClass::loss, cast ? HostOp::internal : HostOp::module, "log-softmax", 4 * logits, 4 * logits, 4 * logits));
     e.forward(stream_kernel(KernelClass::loss, HostOp::internal, "nll loss", 12 * rows, 8));
     // GradScaler.scale(loss) under amp-fp16: one multiply before the backward.

@@ -29,7 +29,7 @@ enum class KernelClass {
     normalization,  ///< cuDNN batch norm and layer norm kernels
     batch_norm,     ///< PyTorch's native batch-norm kernels (what bf16 inputs get: statistics, transform, backward)
     softmax,        ///< softmax, log-softmax and their backward
-    copy_cast,      ///< dtype casts and layout copies
+    copy_cast,      ///< casts to a narrower type (FP32 to fp16/bf16) and contiguous copies: vectorized
     optimizer,      ///< multi-tensor optimizer kernels (foreach)
     memset,         ///< zero fills
     gather,         ///< embedding lookups and their scatter-add backward, index kernels
@@ -38,15 +38,17 @@ enum class KernelClass {
     pooling_nhwc,   ///< the same on channels-last tensors (another kernel, slower per byte)
     pooling_backward, ///< its backward (either layout): scatters the output gradient through the indices
     batch_norm_inference, ///< PyTorch's native batch-norm transform in eval mode (bf16 channels-last inference)
+    widening_cast,  ///< a cast to a wider type (fp16/bf16 to FP32): PyTorch's unrolled copy kernel, not vectorized
+    layout_copy,    ///< a strided tensor made contiguous, a concatenation, an NCHW/NHWC conversion (not vectorized)
 };
 template <>
 struct EnumNames<KernelClass> {
     static constexpr std::string_view field = "kernel_class";
     static constexpr std::string_view what = "kernel class";
-    static constexpr std::array<std::string_view, 17> names{
+    static constexpr std::array<std::string_view, 19> names{
         "gemm",      "conv",      "attention", "elementwise", "reduction", "normalization", "batch_norm",
         "softmax",   "copy_cast", "optimizer", "memset",      "gather",    "loss",      "pooling",
-        "pooling_nhwc", "pooling_backward", "batch_norm_inference"};
+        "pooling_nhwc", "pooling_backward", "batch_norm_inference", "widening_cast", "layout_copy"};
 };
 inline constexpr std::size_t kernel_class_count = enum_count<KernelClass>;
 inline constexpr std::array<KernelClass, kernel_class_count> all_kernel_classes = enum_values<KernelClass>();
