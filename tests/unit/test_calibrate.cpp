@@ -1116,3 +1116,49 @@ TEST_CASE("the H200's reduction, cast and layout-copy classes predict the H100's
     CHECK(median(errors[KernelClass::widening_cast]) < 0.25);
     CHECK(median(errors[KernelClass::layout_copy]) < 0.20);
 }
+
+TEST_CASE("host-speed sensitivities from op_bench's host_speed rounds: the recorded runs, one state, bad rounds") {
+    const auto read = [](const char* relative) {
+        const std::string file = std::string(ROOFPLAN_SOURCE_DIR "/validation/results/") + relative;
+        return io::operator_report(io::parse(io::read_text(file), file), file);
+    };
+    // Run 1 gives the defaults; run 2 (the models lease) its own.
+    const Measurements run1 = read("2026-11-24-h200-host-speed/ops_host_speed_h200.json");
+    REQUIRE(run1.host_speed.size() == 3000);
+    HostCosts h;
+    const calibration::SpeedFit f1 = calibration::fit_speed_sensitivity(run1.host_speed, h);
+    CHECK(f1.classes == 4);
+    CHECK(f1.fast == 466);
+    CHECK(f1.slow == 1733);
+    CHECK(f1.view_ratio == doctest::Approx(1.98).epsilon(0.02));
+    const HostCosts defaults;
+    for (std::size_t c = 0; c < 4; ++c) CHECK(h.speed_sensitivity[c] == doctest::Approx(defaults.speed_sensitivity[c]).epsilon(0.005));
+    const Measurements run2 = read("2026-11-24-h200-host-speed/ops_host_speed_models_h200.json");
+    HostCosts h2;
+    CHECK(calibration::fit_speed_sensitivity(run2.host_speed, h2).classes == 4);
+    CHECK(h2.speed_sensitivity[0] == doctest::Approx(0.534).epsilon(0.01));
+    CHECK(h2.speed_sensitivity[1] == doctest::Approx(0.148).epsilon(0.02));
+    CHECK(h2.speed_sensitivity[2] == doctest::Approx(0.753).epsilon(0.01));
+    // `roofplan calibrate` on the report alone writes them into a profile's host block.
+    const calibration::Calibration cal = calibration::fit(run1, find_device("h200"));
+    CHECK(cal.profile.host.speed_sensitivity[0] == doctest::Approx(0.446).epsilon(0.005));
+    CHECK(!cal.profile.host.source.view().starts_with("default"));
+    // A host that stayed in its fast state: nothing fitted, the values kept.
+    std::vector<HostSpeedRound> steady(run1.host_speed.begin(), run1.host_speed.end());
+    steady.erase(std::remove_if(steady.begin(), steady.end(),
+                                [](const HostSpeedRound& r) { return std::max(r.probe_s[0], r.probe_s[1]) > 1.7e-6; }),
+                 steady.end());
+    HostCosts kept;
+    kept.speed_sensitivity = {0.1, 0.2, 0.3, 1.0};
+    CHECK(calibration::fit_speed_sensitivity(steady, kept).classes == 0);
+    CHECK(kept.speed_sensitivity[0] == 0.1);
+    // A round without a case's time, a probe that is not a number: errors naming what is wrong.
+    std::vector<HostSpeedRound> missing = run1.host_speed;
+    for (HostSpeedRound& r : missing) r.per_op_s.clear();  // the states are there, the view op's times are not
+    HostCosts any;
+    CHECK_THROWS_WITH_AS(calibration::fit_speed_sensitivity(missing, any), doctest::Contains("'view (no kernel)' is missing"),
+                         std::exception);
+    io::json bad = io::json::parse(R"({"tool": "roofplan-ops", "provenance": {"date_utc": "x"}, "cases": [],
+        "host_speed": {"rounds": [{"probe_us": [1.2, "fast"], "host_us_per_op": {}}]}})");
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "x.json"), doctest::Contains("x.json: .host_speed.rounds[0].probe_us[1]"), std::exception);
+}

@@ -54,19 +54,6 @@ def predict(roofplan, case, profile, device, host_speed=None):
     return json.loads(result.stdout)
 
 
-# Which measured host cases stand for which class's sensitivity to the host's speed (op_bench.py host_speed; which
-# cost belongs to which class is roofplan's HostCostField table): Python-side operator calls, the C++ side (the autograd engine's nodes,
-# launches, synchronisations), the optimizer's Python loops, the view op itself.
-SPEED_CASES = {
-    "python": ["add (no_grad)", "nn.Linear(64,64) call (no_grad)", "nn.Linear(64,64) call, requires_grad (forward only)",
-               "nn.Linear(64,64) under autocast bf16 (no_grad)"],
-    "cpp": ["add forward+backward (chain of 100, per op)",
-            "nn.Linear(64,64) forward+backward (Sequential of 100, per layer)"],
-    "optimizer": ["sgd step (foreach), 64 tensors of 256", "adamw step (foreach), 64 tensors of 256"],
-    "view": ["view (no kernel)"],
-}
-
-
 def relative(path):
     """A path as the docs name it: relative to the repository when inside it."""
     try:
@@ -75,20 +62,17 @@ def relative(path):
         return str(path)
 
 
-def speed_sensitivities(report):
-    """Each class's sensitivity k to the host's speed, from op_bench.py's host_speed rounds: its cases' slow/fast
-    ratio of medians (rounds whose two probes both read < 1.7 us or both > 2.0 us), less one, over the view op's."""
-    rounds = json.loads(pathlib.Path(report).read_text())["host_speed"]["rounds"]
-    fast = [r for r in rounds if max(r["probe_us"]) < 1.7]
-    slow = [r for r in rounds if min(r["probe_us"]) > 2.0]
-    if len(fast) < 20 or len(slow) < 20:
-        sys.exit(f"{report}: too few rounds in one of the host's states ({len(fast)} fast, {len(slow)} slow)")
-
-    def ratio(case):
-        return (statistics.median(r["host_us_per_op"][case] for r in slow)
-                / statistics.median(r["host_us_per_op"][case] for r in fast))
-    view = ratio("view (no kernel)")
-    return {c: statistics.median((ratio(case) - 1) / (view - 1) for case in cases) for c, cases in SPEED_CASES.items()}
+def speed_sensitivities(roofplan, report):
+    """Each class's sensitivity k to the host's speed, as `roofplan calibrate` fits it from op_bench.py's host_speed
+    rounds (calibration/operators.hpp, fit_speed_sensitivity: per case its slow/fast ratio of medians, less one,
+    over the view op's; the median over the class's cases)."""
+    fit = subprocess.run([roofplan, "calibrate", str(report), "--json"], capture_output=True, text=True)
+    if fit.returncode != 0:
+        sys.exit(f"roofplan calibrate {report} failed: {fit.stderr.strip()}")
+    host = json.loads(fit.stdout).get("host")
+    if not host or "speed_sensitivity" not in host:
+        sys.exit(f"{report}: no host-speed sensitivities fitted (needs op_bench host_speed rounds in both host states)")
+    return host["speed_sensitivity"]
 
 
 def probe_scaled(profile, case, scratch, sensitivity):
@@ -192,12 +176,12 @@ def main():
         if options.host_speed_from_probe:
             if not profile:
                 sys.exit("--host-speed-from-probe needs a profile (--profile or --calibrate-from)")
-            sensitivity = speed_sensitivities(options.host_speed_from_probe)
+            sensitivity = speed_sensitivities(options.roofplan, options.host_speed_from_probe)
             label += (", its host costs following each case's host speed s (the mean of the case's two probes, a "
                       "Python view op in a loop, over the profile's `view_s`, the same op in the calibration's host "
                       "cases): each cost × (1 + k (s − 1)), k its class's sensitivity measured by op_bench's "
                       f"host_speed rounds in `{relative(options.host_speed_from_probe)}` ("
-                      + ", ".join(f"{c} {k:.2f}" for c, k in sensitivity.items()) + ")")
+                      + ", ".join(f"{c} {sensitivity[c]:.2f}" for c in ("python", "cpp", "optimizer", "view")) + ")")
         text = render(rows(options.roofplan, profile, options.device, results,
                            scratch if options.host_speed_from_probe else None,
                            sensitivity if options.host_speed_from_probe else None), label, tag, host_where)

@@ -332,7 +332,7 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
         if (s.modelled()) memory.push_back(s.gb_per_s / device.bandwidth_gb_s);
     const auto conv = detail::conv_by_class(samples.conv, device, conv_layout);
     if (gemm.empty() && memory.empty() && conv.empty() && samples.operators.empty() && samples.conv_shapes.empty() &&
-        samples.gemm_shapes.empty() && samples.host.empty() && samples.kernel_gaps.empty())
+        samples.gemm_shapes.empty() && samples.host.empty() && samples.kernel_gaps.empty() && samples.host_speed.empty())
         detail::fail("no usable measurements in the reports");
     for (const auto& [m, points] : gemm) out.quality.push_back(detail::fit_gemm_class(m, points, out.profile));
     detail::fit_launch(out.quality, out.profile);
@@ -348,6 +348,19 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     fit_conv_shapes(samples, device, out);
     fit_gemm_shapes(samples, device, out);
     fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges
+    if (const SpeedFit speed = fit_speed_sensitivity(samples.host_speed, out.profile.host); !samples.host_speed.empty()) {
+        // One line per class fitted (value: its sensitivity), or a line saying the host stayed in one state.
+        const std::string states = std::to_string(speed.fast) + " fast / " + std::to_string(speed.slow) + " slow rounds";
+        if (speed.classes > 0 && out.profile.host.source.view().starts_with("default"))
+            out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
+        if (speed.classes == 0)
+            out.quality.push_back({"host speed: one state only (" + states + "), sensitivities kept", 0, 0, 0, 0, 0});
+        for (HostSpeedClass c : enum_values<HostSpeedClass>())
+            if (speed.classes > 0)
+                out.quality.push_back({"host speed sensitivity " + std::string(to_string(c)) + " (" + states + ")",
+                                       static_cast<int>(speed.fast + speed.slow),
+                                       out.profile.host.speed_sensitivity[static_cast<std::size_t>(c)], 0, 0, 0});
+    }
     const std::string source = "calibrated from " + std::to_string(out.sources.size()) + " report(s)";
     out.profile.source = FixedString<127>(std::string_view(source).substr(0, 127));
     validate(out.profile, "calibrated profile");

@@ -362,6 +362,81 @@ inline int fit_scaler_host(const std::vector<HostSample>& samples, HostCosts& ho
     return 2;
 }
 
+/// The host cases of op_bench.py's `host_speed` group that stand for each speed class (which cost belongs to which
+/// class is host_cost_fields' column): Python-called operators, the C++ side (the autograd engine's nodes),
+/// the optimizers' Python loops, the view op itself (the probe's op).
+inline constexpr std::array<std::pair<HostSpeedClass, std::string_view>, 9> speed_cases{{
+    {HostSpeedClass::python, "add (no_grad)"},
+    {HostSpeedClass::python, "nn.Linear(64,64) call (no_grad)"},
+    {HostSpeedClass::python, "nn.Linear(64,64) call, requires_grad (forward only)"},
+    {HostSpeedClass::python, "nn.Linear(64,64) under autocast bf16 (no_grad)"},
+    {HostSpeedClass::cpp, "add forward+backward (chain of 100, per op)"},
+    {HostSpeedClass::cpp, "nn.Linear(64,64) forward+backward (Sequential of 100, per layer)"},
+    {HostSpeedClass::optimizer, "sgd step (foreach), 64 tensors of 256"},
+    {HostSpeedClass::optimizer, "adamw step (foreach), 64 tensors of 256"},
+    {HostSpeedClass::view, "view (no kernel)"},
+}};
+/// A round is in the host's fast state when both its probes read within fast_state_factor of the fastest probes
+/// (their 5th percentile; the factor the block_host reader uses), in the slow state when both read at least
+/// slow_state_factor times them.
+inline constexpr double fast_state_factor = 1.4, slow_state_factor = 1.7;
+inline constexpr std::size_t min_state_rounds = 20;
+
+/// How the host-speed fit went: rounds in each state, the view op's slow/fast ratio, the classes fitted.
+struct SpeedFit {
+    std::size_t fast = 0, slow = 0;
+    double view_ratio = 0;
+    int classes = 0;
+};
+
+/// Each class's sensitivity to the host's speed (HostCosts::speed_sensitivity, used by at_host_speed) from
+/// op_bench.py's host_speed rounds: per case the ratio of its median time per operation in the slow state to the
+/// fast state's, less one, over the view op's ratio less one; a class's sensitivity is the median over its cases,
+/// clamped to [0, 1].  A report whose host never left one state (fewer than min_state_rounds in either) fits
+/// nothing: the sensitivities keep their values and `SpeedFit::classes` is 0.
+inline SpeedFit fit_speed_sensitivity(const std::vector<HostSpeedRound>& rounds, HostCosts& host) {
+    SpeedFit fit;
+    if (rounds.empty()) return fit;
+    std::vector<double> slowest;
+    for (const HostSpeedRound& r : rounds) slowest.push_back(std::max(r.probe_s[0], r.probe_s[1]));
+    std::sort(slowest.begin(), slowest.end());
+    const double base = slowest[slowest.size() / 20];
+    std::vector<const HostSpeedRound*> fast, slow;
+    for (const HostSpeedRound& r : rounds) {
+        if (std::max(r.probe_s[0], r.probe_s[1]) <= fast_state_factor * base) fast.push_back(&r);
+        else if (std::min(r.probe_s[0], r.probe_s[1]) >= slow_state_factor * base) slow.push_back(&r);
+    }
+    fit.fast = fast.size();
+    fit.slow = slow.size();
+    if (fast.size() < min_state_rounds || slow.size() < min_state_rounds) return fit;
+    const auto median = [](const std::vector<const HostSpeedRound*>& state, std::string_view name) {
+        std::vector<double> t;
+        for (const HostSpeedRound* r : state)
+            for (const auto& [n, s] : r->per_op_s)
+                if (n == name) t.push_back(s);
+        if (t.size() < state.size())
+            roofplan::detail::fail("host_speed rounds: case '", name, "' is missing from some rounds");
+        std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+        return t[t.size() / 2];
+    };
+    const auto ratio = [&](std::string_view name) { return median(slow, name) / median(fast, name); };
+    fit.view_ratio = ratio("view (no kernel)");
+    if (!(fit.view_ratio > 1.05))
+        roofplan::detail::fail("host_speed rounds: the view op runs ", std::to_string(fit.view_ratio).substr(0, 5),
+                               "x as long in the slow state as in the fast one; its probes then cannot tell the states apart");
+    for (HostSpeedClass c : enum_values<HostSpeedClass>()) {
+        std::vector<double> k;
+        for (const auto& [cls, name] : speed_cases)
+            if (cls == c) k.push_back((ratio(name) - 1) / (fit.view_ratio - 1));
+        if (k.empty()) continue;
+        std::sort(k.begin(), k.end());
+        const double mid = k.size() % 2 ? k[k.size() / 2] : (k[k.size() / 2 - 1] + k[k.size() / 2]) / 2;
+        host.speed_sensitivity[static_cast<std::size_t>(c)] = std::clamp(mid, 0.0, 1.0);
+        ++fit.classes;
+    }
+    return fit;
+}
+
 /// Fits the host costs into `profile.host` from the named host cases of op_bench.py (cases it lacks keep the
 /// prior).  Returns the number of costs fitted.
 inline int fit_host(const std::vector<HostSample>& samples, HostCosts& host) {

@@ -636,7 +636,6 @@ inline json to_json(const EfficiencyProfile& p) {
             const KernelClassCost& k = p.kernel_class[c];
             if (k.memory > 0 || k.fixed_s >= 0) classes[std::string(to_string(c))] = {{"memory", k.memory}, {"fixed_s", k.fixed_s}};
         }
-        const HostCosts& h = p.host;
         out["kernel_class"] = classes;
         out["attention"] = {{"forward", p.attention.forward}, {"backward", p.attention.backward},
                             {"simt_forward", p.attention.simt_forward}, {"simt_backward", p.attention.simt_backward},
@@ -646,6 +645,10 @@ inline json to_json(const EfficiencyProfile& p) {
                             {"dropout_simt_backward", p.attention.dropout_simt_backward}};
         out["unaligned_even"] = p.unaligned_even;
         out["unaligned_odd"] = p.unaligned_odd;
+    }
+    // The host costs: with the classes, or alone when only they were fitted (a host_speed report).
+    if (p.kernel_classes_calibrated() || !p.host.source.view().starts_with("default")) {
+        const HostCosts& h = p.host;
         json host = json::object();
         for (const HostCostField& f : host_cost_fields) host[std::string(f.name)] = h.*f.member;
         json speed = json::object();

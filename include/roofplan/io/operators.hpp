@@ -29,6 +29,26 @@ inline double element(const json& a, std::size_t i, const std::string& where) {
     return a[i].get<double>();
 }
 
+/// op_bench.py `host_speed`: its rounds as they are (the fit picks the host's states, calibration/operators.hpp).
+inline void host_speed_rounds(const json& section, const std::string& where, std::vector<HostSpeedRound>& out) {
+    if (!section.is_object() || !section.contains("rounds") || !section.at("rounds").is_array())
+        roofplan::detail::fail(where, ": expected an object with a .rounds array");
+    const json& rounds = section.at("rounds");
+    for (std::size_t i = 0; i < rounds.size(); ++i) {
+        const std::string at = where + ".rounds[" + std::to_string(i) + "]";
+        const json& r = rounds[i];
+        if (!r.is_object() || !r.contains("probe_us") || !r.at("probe_us").is_array() || r.at("probe_us").size() != 2)
+            roofplan::detail::fail(at, ": expected .probe_us, two probe times in microseconds");
+        if (!r.contains("host_us_per_op") || !r.at("host_us_per_op").is_object())
+            roofplan::detail::fail(at, ": expected .host_us_per_op, an object of case -> microseconds per operation");
+        HostSpeedRound round;
+        for (std::size_t p = 0; p < 2; ++p) round.probe_s[p] = element(r.at("probe_us"), p, at + ".probe_us") * 1e-6;
+        for (const auto& [name, value] : r.at("host_us_per_op").items())
+            round.per_op_s.emplace_back(name, element(json::array({value}), 0, at + ".host_us_per_op." + name) * 1e-6);
+        out.push_back(std::move(round));
+    }
+}
+
 /// op_bench.py `block_host`: per case, the median host time of the rounds in the host's fast state, as host
 /// samples named "block: <case>" (kernels per call from the section's profile).
 inline void block_host_samples(const json& section, const std::string& where, std::vector<HostSample>& out) {
@@ -143,6 +163,7 @@ inline Measurements operator_report(const json& report, const std::string& file)
             if (g.is_object() && g.contains("gap_us_median"))
                 out.kernel_gaps.push_back(detail::number(g, "gap_us_median", file + ": .kernel_gap[]") * 1e-6);
     if (report.contains("block_host")) block_host_samples(report.at("block_host"), file + ": .block_host", out.host);
+    if (report.contains("host_speed")) host_speed_rounds(report.at("host_speed"), file + ": .host_speed", out.host_speed);
     out.sources.push_back(file + " (roofplan-ops, " + detail::report_date(report) + ")");
     return out;
 }

@@ -15,10 +15,12 @@
 #include <roofplan/system/collective_kind.hpp>
 #include <roofplan/work.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace roofplan {
@@ -173,6 +175,13 @@ struct GemmShapeSample {
     double kernels = 0;  ///< kernels per call (0: not recorded)
 };
 
+/// One round of op_bench.py's `host_speed` group: the view-op probe before and after, and each host case's wall
+/// time per operation in between (the host switches between a fast and a slow state within seconds).
+struct HostSpeedRound {
+    std::array<double, 2> probe_s{};
+    std::vector<std::pair<std::string, double>> per_op_s;  ///< case name, seconds per operation
+};
+
 struct Measurements {
     std::vector<GemmSample> gemm;
     std::vector<StreamSample> streams;
@@ -183,6 +192,7 @@ struct Measurements {
     std::vector<OperatorSample> operators;  ///< kernel-class curves and misaligned GEMMs
     std::vector<HostSample> host;           ///< host dispatch costs
     std::vector<double> kernel_gaps;        ///< the GPU's gap between back-to-back kernels, seconds (per chain)
+    std::vector<HostSpeedRound> host_speed;  ///< host cases interleaved with a probe of the host's speed
     std::vector<ConvShapeSample> conv_shapes;  ///< convolutions measured shape by shape
     std::vector<GemmShapeSample> gemm_shapes;  ///< linear layers' GEMMs measured shape by shape
     std::vector<std::string> sources;
@@ -200,6 +210,7 @@ inline void append(Measurements& into, const Measurements& more) {
     add(into.operators, more.operators);
     add(into.host, more.host);
     add(into.kernel_gaps, more.kernel_gaps);
+    add(into.host_speed, more.host_speed);
     add(into.conv_shapes, more.conv_shapes);
     add(into.gemm_shapes, more.gemm_shapes);
     add(into.sources, more.sources);
