@@ -123,11 +123,21 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
         // "conv shapes.bf16_tensor": the median efficiency of the measured shapes (no default: the factor stands
         // for them otherwise), the errors of its interpolation between batches (leave-one-out)
         const bool shapes = q.what.rfind("conv shapes.", 0) == 0;
+        // "class reduction": a kernel class's fraction of bandwidth, against that class's own default.
+        if (q.what.rfind("class ", 0) == 0)
+            for (KernelClass k : all_kernel_classes)
+                if ("class " + std::string(to_string(k)) == q.what) before = defaults.kernel_class[k].memory;
+        // "host speed sensitivity python (...)": a sensitivity, against the default's; no fixed cost, no residual.
+        const bool speed = q.what.rfind("host speed", 0) == 0;
+        if (speed)
+            for (HostSpeedClass h : enum_values<HostSpeedClass>())
+                if (q.what.rfind("host speed sensitivity " + std::string(to_string(h)) + " ", 0) == 0)
+                    before = defaults.host.speed_sensitivity[static_cast<std::size_t>(h)];
         r.table.add({q.what, {std::to_string(q.samples), q.samples}, {fixed(q.value, 3), q.value},
                      shapes ? Cell::missing() : Cell(fixed(before, 3), before),
-                     q.what == "memory" || conv || shapes ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
-                     {fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error},
-                     {fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error}});
+                     q.what == "memory" || conv || shapes || speed ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
+                     speed ? Cell::missing() : Cell(fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error),
+                     speed ? Cell::missing() : Cell(fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error)});
     }
 }
 

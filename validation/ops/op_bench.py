@@ -1345,7 +1345,7 @@ def cases_reduce(R):
 
 
 def cases_copy(R):
-    """Layout copies as the eager runtime's lowerings emit them (its `copy_cast` class beside the casts), timed
+    """Layout copies as the eager runtime's lowerings emit them (its `layout_copy` class), timed
     alone: "heads_contiguous", attention's output [B, H, T, D] made [B, T, H, D] (transpose(1, 2).contiguous());
     "kv_cat", a causal layer's keys appended to an empty cache (torch.cat of an empty [B, H, 0, D] and the keys, a
     strided view of the QKV projection's output); "cat_last", three [B, T, 768] gradients concatenated along the
@@ -1449,8 +1449,8 @@ def host_speed_cases(R):
     host cases (tight-loop operators, and whole tiny modules as models write them: torchvision's ResNet-18, one
     Hugging Face BERT layer and GPT-2 block), each round between two probes of the view op the e2e suite uses
     (`x.view`, no kernel), for as long as `--deadline-s` allows (at most 3000 rounds).  Per round: the probes and every case's time per op.  Classifying
-    rounds by their probes (fast/slow) gives each cost's own slow/fast ratio (its sensitivity); nothing here is
-    fitted into a profile yet."""
+    rounds by their probes (fast/slow) gives each cost's own slow/fast ratio (its sensitivity); `roofplan calibrate`
+    fits HostCosts::speed_sensitivity from them (calibration/operators.hpp, fit_speed_sensitivity)."""
     env = R.env
     dev = env.dev
     small = not env.cuda

@@ -350,7 +350,8 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges
     if (const SpeedFit speed = fit_speed_sensitivity(samples.host_speed, out.profile.host); !samples.host_speed.empty()) {
         // One line per class fitted (value: its sensitivity), or a line saying the host stayed in one state.
-        const std::string states = std::to_string(speed.fast) + " fast / " + std::to_string(speed.slow) + " slow rounds";
+        const std::string states = std::to_string(speed.fast) + " fast / " + std::to_string(speed.slow) + " slow rounds, " +
+                                   std::to_string(speed.reports) + " report(s) fitted";
         if (speed.classes > 0 && out.profile.host.source.view().starts_with("default"))
             out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
         if (speed.classes == 0)

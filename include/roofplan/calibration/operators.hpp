@@ -147,11 +147,9 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
         if (s->seconds > fills * fill_fixed) reduce.push_back({s->kernels - fills, s->bytes, s->seconds - fills * fill_fixed});
     }
     if (reduce.size() >= 2) fit_class(KernelClass::reduction, reduce);
-    // Classes no operator case measures take the nearest measured one: reductions stream like elementwise
-    // kernels; attention, GEMM and convolution keep the GEMM model.
+    // Classes no operator case measures keep their prior (reductions: the Hopper defaults' fit of op_bench's reduce
+    // cases, far below the elementwise rate); attention, GEMM and convolution keep the GEMM model.
     auto& k = profile.kernel_class;
-    if (rows.contains(KernelClass::elementwise) && reduce.size() < 2)
-        k[KernelClass::reduction] = k[KernelClass::elementwise];
     // A fused attention kernel's fixed cost is not separable from its rate in the sdpa cases: it takes the
     // smallest kernel's (an elementwise op's).
     if (rows.contains(KernelClass::elementwise)) k[KernelClass::attention].fixed_s = k[KernelClass::elementwise].fixed_s;
@@ -382,56 +380,81 @@ inline constexpr std::array<std::pair<HostSpeedClass, std::string_view>, 9> spee
 inline constexpr double fast_state_factor = 1.4, slow_state_factor = 1.7;
 inline constexpr std::size_t min_state_rounds = 20;
 
-/// How the host-speed fit went: rounds in each state, the view op's slow/fast ratio, the classes fitted.
+/// How the host-speed fit went: rounds in each state (all reports), the view op's slow/fast ratio (the mean over
+/// the reports fitted), the reports fitted, the classes fitted.
 struct SpeedFit {
     std::size_t fast = 0, slow = 0;
     double view_ratio = 0;
+    int reports = 0;
     int classes = 0;
 };
 
+namespace detail {
+inline double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+}  // namespace detail
+
 /// Each class's sensitivity to the host's speed (HostCosts::speed_sensitivity, used by at_host_speed) from
-/// op_bench.py's host_speed rounds: per case the ratio of its median time per operation in the slow state to the
-/// fast state's, less one, over the view op's ratio less one; a class's sensitivity is the median over its cases,
-/// clamped to [0, 1].  A report whose host never left one state (fewer than min_state_rounds in either) fits
-/// nothing: the sensitivities keep their values and `SpeedFit::classes` is 0.
+/// op_bench.py's host_speed rounds, one report (one host, one lease) at a time: per case the ratio of its median
+/// time per operation in the slow state to the fast state's, less one, over the view op's ratio less one; a
+/// class's sensitivity is the median over its cases, then the mean over the reports, clamped to [0, 1].  A report
+/// whose host never left one state (fewer than min_state_rounds in either) is skipped; with none fitted the
+/// sensitivities keep their values and `SpeedFit::classes` is 0.
 inline SpeedFit fit_speed_sensitivity(const std::vector<HostSpeedRound>& rounds, HostCosts& host) {
     SpeedFit fit;
-    if (rounds.empty()) return fit;
-    std::vector<double> slowest;
-    for (const HostSpeedRound& r : rounds) slowest.push_back(std::max(r.probe_s[0], r.probe_s[1]));
-    std::sort(slowest.begin(), slowest.end());
-    const double base = slowest[slowest.size() / 20];
-    std::vector<const HostSpeedRound*> fast, slow;
-    for (const HostSpeedRound& r : rounds) {
-        if (std::max(r.probe_s[0], r.probe_s[1]) <= fast_state_factor * base) fast.push_back(&r);
-        else if (std::min(r.probe_s[0], r.probe_s[1]) >= slow_state_factor * base) slow.push_back(&r);
+    std::vector<std::string> sources;
+    for (const HostSpeedRound& r : rounds)
+        if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) sources.push_back(r.source);
+    std::array<std::vector<double>, 4> per_report;  // per class: one sensitivity per report fitted
+    double view_sum = 0;
+    for (const std::string& source : sources) {
+        std::vector<const HostSpeedRound*> mine;
+        std::vector<double> slowest;
+        for (const HostSpeedRound& r : rounds)
+            if (r.source == source) mine.push_back(&r), slowest.push_back(std::max(r.probe_s[0], r.probe_s[1]));
+        std::sort(slowest.begin(), slowest.end());
+        const double base = slowest[slowest.size() / 20];
+        std::vector<const HostSpeedRound*> fast, slow;
+        for (const HostSpeedRound* r : mine) {
+            if (std::max(r->probe_s[0], r->probe_s[1]) <= fast_state_factor * base) fast.push_back(r);
+            else if (std::min(r->probe_s[0], r->probe_s[1]) >= slow_state_factor * base) slow.push_back(r);
+        }
+        fit.fast += fast.size();
+        fit.slow += slow.size();
+        if (fast.size() < min_state_rounds || slow.size() < min_state_rounds) continue;
+        const auto median = [&](const std::vector<const HostSpeedRound*>& state, std::string_view name) {
+            std::vector<double> t;
+            for (const HostSpeedRound* r : state) {
+                const auto it = std::find_if(r->per_op_s.begin(), r->per_op_s.end(), [&](const auto& p) { return p.first == name; });
+                if (it == r->per_op_s.end())
+                    roofplan::detail::fail(source, ": .host_speed: case '", name, "' is missing from a round (every round times every case)");
+                t.push_back(it->second);
+            }
+            return detail::median_of(std::move(t));
+        };
+        const auto ratio = [&](std::string_view name) { return median(slow, name) / median(fast, name); };
+        const double view = ratio("view (no kernel)");
+        if (!(view > 1.05))
+            roofplan::detail::fail(source, ": .host_speed: the view op runs ", std::to_string(view).substr(0, 5),
+                                   "x as long in the slow state as in the fast one; its probes cannot tell the states apart");
+        view_sum += view;
+        ++fit.reports;
+        for (HostSpeedClass c : enum_values<HostSpeedClass>()) {
+            std::vector<double> k;
+            for (const auto& [cls, name] : speed_cases)
+                if (cls == c) k.push_back((ratio(name) - 1) / (view - 1));
+            if (!k.empty()) per_report[static_cast<std::size_t>(c)].push_back(detail::median_of(std::move(k)));
+        }
     }
-    fit.fast = fast.size();
-    fit.slow = slow.size();
-    if (fast.size() < min_state_rounds || slow.size() < min_state_rounds) return fit;
-    const auto median = [](const std::vector<const HostSpeedRound*>& state, std::string_view name) {
-        std::vector<double> t;
-        for (const HostSpeedRound* r : state)
-            for (const auto& [n, s] : r->per_op_s)
-                if (n == name) t.push_back(s);
-        if (t.size() < state.size())
-            roofplan::detail::fail("host_speed rounds: case '", name, "' is missing from some rounds");
-        std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-        return t[t.size() / 2];
-    };
-    const auto ratio = [&](std::string_view name) { return median(slow, name) / median(fast, name); };
-    fit.view_ratio = ratio("view (no kernel)");
-    if (!(fit.view_ratio > 1.05))
-        roofplan::detail::fail("host_speed rounds: the view op runs ", std::to_string(fit.view_ratio).substr(0, 5),
-                               "x as long in the slow state as in the fast one; its probes then cannot tell the states apart");
-    for (HostSpeedClass c : enum_values<HostSpeedClass>()) {
-        std::vector<double> k;
-        for (const auto& [cls, name] : speed_cases)
-            if (cls == c) k.push_back((ratio(name) - 1) / (fit.view_ratio - 1));
-        if (k.empty()) continue;
-        std::sort(k.begin(), k.end());
-        const double mid = k.size() % 2 ? k[k.size() / 2] : (k[k.size() / 2 - 1] + k[k.size() / 2]) / 2;
-        host.speed_sensitivity[static_cast<std::size_t>(c)] = std::clamp(mid, 0.0, 1.0);
+    if (fit.reports == 0) return fit;
+    fit.view_ratio = view_sum / fit.reports;
+    for (std::size_t c = 0; c < per_report.size(); ++c) {
+        if (per_report[c].empty()) continue;
+        const double mean = std::accumulate(per_report[c].begin(), per_report[c].end(), 0.0) / static_cast<double>(per_report[c].size());
+        host.speed_sensitivity[c] = std::clamp(mean, 0.0, 1.0);
         ++fit.classes;
     }
     return fit;

@@ -30,7 +30,8 @@ inline double element(const json& a, std::size_t i, const std::string& where) {
 }
 
 /// op_bench.py `host_speed`: its rounds as they are (the fit picks the host's states, calibration/operators.hpp).
-inline void host_speed_rounds(const json& section, const std::string& where, std::vector<HostSpeedRound>& out) {
+inline void host_speed_rounds(const json& section, const std::string& file, const std::string& where,
+                              std::vector<HostSpeedRound>& out) {
     if (!section.is_object() || !section.contains("rounds") || !section.at("rounds").is_array())
         roofplan::detail::fail(where, ": expected an object with a .rounds array");
     const json& rounds = section.at("rounds");
@@ -41,10 +42,17 @@ inline void host_speed_rounds(const json& section, const std::string& where, std
             roofplan::detail::fail(at, ": expected .probe_us, two probe times in microseconds");
         if (!r.contains("host_us_per_op") || !r.at("host_us_per_op").is_object())
             roofplan::detail::fail(at, ": expected .host_us_per_op, an object of case -> microseconds per operation");
+        const auto positive = [&](const json& v, const std::string& field) {
+            if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0))
+                roofplan::detail::fail(field, ": expected a positive finite time in microseconds");
+            return v.get<double>() * 1e-6;
+        };
         HostSpeedRound round;
-        for (std::size_t p = 0; p < 2; ++p) round.probe_s[p] = element(r.at("probe_us"), p, at + ".probe_us") * 1e-6;
+        round.source = file;
+        for (std::size_t p = 0; p < 2; ++p)
+            round.probe_s[p] = positive(r.at("probe_us")[p], at + ".probe_us[" + std::to_string(p) + "]");
         for (const auto& [name, value] : r.at("host_us_per_op").items())
-            round.per_op_s.emplace_back(name, element(json::array({value}), 0, at + ".host_us_per_op." + name) * 1e-6);
+            round.per_op_s.emplace_back(name, positive(value, at + ".host_us_per_op." + name));
         out.push_back(std::move(round));
     }
 }
@@ -163,7 +171,7 @@ inline Measurements operator_report(const json& report, const std::string& file)
             if (g.is_object() && g.contains("gap_us_median"))
                 out.kernel_gaps.push_back(detail::number(g, "gap_us_median", file + ": .kernel_gap[]") * 1e-6);
     if (report.contains("block_host")) block_host_samples(report.at("block_host"), file + ": .block_host", out.host);
-    if (report.contains("host_speed")) host_speed_rounds(report.at("host_speed"), file + ": .host_speed", out.host_speed);
+    if (report.contains("host_speed")) host_speed_rounds(report.at("host_speed"), file, file + ": .host_speed", out.host_speed);
     out.sources.push_back(file + " (roofplan-ops, " + detail::report_date(report) + ")");
     return out;
 }

@@ -178,6 +178,7 @@ struct GemmShapeSample {
 /// One round of op_bench.py's `host_speed` group: the view-op probe before and after, and each host case's wall
 /// time per operation in between (the host switches between a fast and a slow state within seconds).
 struct HostSpeedRound {
+    std::string source;  ///< the report's file: rounds are fitted per report (one host, one lease)
     std::array<double, 2> probe_s{};
     std::vector<std::pair<std::string, double>> per_op_s;  ///< case name, seconds per operation
 };

@@ -29,8 +29,8 @@
 namespace roofplan::compiled {
 
 /// Layers are first lowered as eager PyTorch would run them; `fuse` then rewrites the step.  Pooling is the
-/// compiler's own generated kernel, not PyTorch's native one: it streams like a reduction, and in inference max
-/// pooling writes no indices (nothing reads them).
+/// compiler's own generated kernel, not PyTorch's native one: it streams at the elementwise rate (as every generated
+/// kernel, see `generated`), and in inference max pooling writes no indices (nothing reads them).
 inline void lower_node(Emitter& e, const Node& node) {
     if (const auto* pool = std::get_if<Pool2D>(&node.layer)) {
         const double w = bytes_of(e.stream());
@@ -39,8 +39,8 @@ inline void lower_node(Emitter& e, const Node& node) {
         const double out = instances * static_cast<double>(pool->output_shape().elements());
         const double index = pool->config().kind == PoolKind::max && e.training() ? 8 * out : 0;
         using runtime_detail::stream_kernel;
-        e.forward(stream_kernel(KernelClass::reduction, HostOp::module, pool->kind_name(), w * in, w * out + index, in));
-        e.backward(stream_kernel(KernelClass::reduction, HostOp::backward, "pool backward", w * out + index, w * in, in));
+        e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, pool->kind_name(), w * in, w * out + index, in));
+        e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "pool backward", w * out + index, w * in, in));
         return;
     }
     eager::lower_node(e, node);
@@ -54,12 +54,10 @@ constexpr bool fusable(const Kernel& k) {
 }
 /// A kernel that reduces (writes far less than it reads) ends a fusion chain.
 constexpr bool reduces(const Kernel& k) { return k.bytes_written * 8 < k.bytes_read; }
-/// The class of the kernel a compiler generates for a chain: it streams its bytes like an elementwise kernel, or
-/// like a reduction when it reduces (not at the rate of the library kernels it replaces, such as PyTorch's native
-/// batch norm).
-constexpr KernelClass generated(const Kernel& chain) {
-    return reduces(chain) ? KernelClass::reduction : KernelClass::elementwise;
-}
+/// The class of the kernel a compiler generates for a chain: it streams its bytes like an elementwise kernel, a
+/// reducing chain too (not at the rate of the library kernels it replaces, such as PyTorch's native batch norm or
+/// its reduce kernel, whose class is fitted on column sums; no micro-benchmark measures generated reductions yet).
+constexpr KernelClass generated(const Kernel&) { return KernelClass::elementwise; }
 /// Appends `k` to the chain ending in `chain`: the inputs it does not take from the chain, its writes instead.
 inline void absorb(Kernel& chain, const Kernel& k) {
     chain.bytes_read += std::max(0.0, k.bytes_read - chain.bytes_written);
