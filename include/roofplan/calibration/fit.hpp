@@ -356,8 +356,8 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
             out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
         if (speed.classes == 0)
             out.quality.push_back({"host speed: one state only (" + states + "), sensitivities kept", 0, 0, 0, 0, 0});
-        for (HostSpeedClass c : enum_values<HostSpeedClass>())
-            if (speed.classes > 0)
+        else
+            for (HostSpeedClass c : enum_values<HostSpeedClass>())
                 out.quality.push_back({"host speed sensitivity " + std::string(to_string(c)) + " (" + states + ")",
                                        static_cast<int>(speed.fast + speed.slow),
                                        out.profile.host.speed_sensitivity[static_cast<std::size_t>(c)], 0, 0, 0});

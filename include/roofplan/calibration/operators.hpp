@@ -131,20 +131,22 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
     // scatters the output gradient through the indices; the class is the scatter, the case's time less the fill.
     std::vector<std::array<double, 3>> scatter;
     const KernelClassCost& fill = profile.kernel_class[KernelClass::memset];
+    const auto fill_time = [&](double bytes) {
+        return (fill.fixed_s >= 0 ? fill.fixed_s : profile.launch_s) +
+               bytes / (bandwidth * (fill.memory > 0 ? fill.memory : profile.memory));
+    };
     for (const OperatorSample* s : pool_backward) {
-        const double width = s->dtype == "fp32" ? 4.0 : 2.0;
-        const double fill_s = (fill.fixed_s >= 0 ? fill.fixed_s : profile.launch_s) +
-                              width * s->numel / (bandwidth * (fill.memory > 0 ? fill.memory : profile.memory));
+        const double fill_s = fill_time((s->dtype == "fp32" ? 4.0 : 2.0) * s->numel);
         if (s->kernels >= 2 && s->seconds > fill_s) scatter.push_back({s->kernels - 1, s->bytes, s->seconds - fill_s});
     }
     if (scatter.size() >= 2) fit_class(KernelClass::pooling_backward, scatter);
     // Reductions: a column sum long enough to be split over blocks launches a memset of its semaphores first
     // (Reduce.cuh; the profiler's count says so: 2 kernels a call); the class is the reduction kernel alone.
     std::vector<std::array<double, 3>> reduce;
-    const double fill_fixed = fill.fixed_s >= 0 ? fill.fixed_s : profile.launch_s;
     for (const OperatorSample* s : reductions) {
         const double fills = s->op == "sum_dim0" && s->kernels >= 1.5 ? 1.0 : 0.0;
-        if (s->seconds > fills * fill_fixed) reduce.push_back({s->kernels - fills, s->bytes, s->seconds - fills * fill_fixed});
+        const double fill_s = fills * fill_time(0);  // the semaphores: a few bytes, the fill's fixed cost
+        if (s->seconds > fill_s) reduce.push_back({s->kernels - fills, s->bytes, s->seconds - fill_s});
     }
     if (reduce.size() >= 2) fit_class(KernelClass::reduction, reduce);
     // Classes no operator case measures keep their prior (reductions: the Hopper defaults' fit of op_bench's reduce
@@ -374,10 +376,9 @@ inline constexpr std::array<std::pair<HostSpeedClass, std::string_view>, 9> spee
     {HostSpeedClass::optimizer, "adamw step (foreach), 64 tensors of 256"},
     {HostSpeedClass::view, "view (no kernel)"},
 }};
-/// A round is in the host's fast state when both its probes read within fast_state_factor of the fastest probes
-/// (their 5th percentile; the factor the block_host reader uses), in the slow state when both read at least
-/// slow_state_factor times them.
-inline constexpr double fast_state_factor = 1.4, slow_state_factor = 1.7;
+/// A round is in the host's slow state when both its probes read at least this many times the fastest probes
+/// (probe_floor); in the fast state when both are within fast_probe_factor of them (measurement/samples.hpp).
+inline constexpr double slow_probe_factor = 1.7;
 inline constexpr std::size_t min_state_rounds = 20;
 
 /// How the host-speed fit went: rounds in each state (all reports), the view op's slow/fast ratio (the mean over
@@ -415,12 +416,11 @@ inline SpeedFit fit_speed_sensitivity(const std::vector<HostSpeedRound>& rounds,
         std::vector<double> slowest;
         for (const HostSpeedRound& r : rounds)
             if (r.source == source) mine.push_back(&r), slowest.push_back(std::max(r.probe_s[0], r.probe_s[1]));
-        std::sort(slowest.begin(), slowest.end());
-        const double base = slowest[slowest.size() / 20];
+        const double base = probe_floor(std::move(slowest));
         std::vector<const HostSpeedRound*> fast, slow;
         for (const HostSpeedRound* r : mine) {
-            if (std::max(r->probe_s[0], r->probe_s[1]) <= fast_state_factor * base) fast.push_back(r);
-            else if (std::min(r->probe_s[0], r->probe_s[1]) >= slow_state_factor * base) slow.push_back(r);
+            if (std::max(r->probe_s[0], r->probe_s[1]) <= fast_probe_factor * base) fast.push_back(r);
+            else if (std::min(r->probe_s[0], r->probe_s[1]) >= slow_probe_factor * base) slow.push_back(r);
         }
         fit.fast += fast.size();
         fit.slow += slow.size();

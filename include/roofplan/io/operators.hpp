@@ -15,11 +15,7 @@
 
 namespace roofplan::io {
 
-/// The host's speed state of op_bench.py's interleaved rounds: a round is in the fast state when both of its
-/// view-op probes read under this multiple of the fastest rounds' probe (5th percentile).  The device hosts switch
-/// between two speeds (the slow one ~2x on the probe: validation/results/2026-11-24-h200-host-speed); the host
-/// costs are the fast state's, as the other host cases measured them.
-inline constexpr double fast_probe_factor = 1.4;
+/// block_host's fast-state rounds (fast_probe_factor, measurement/samples.hpp): at least this many.
 inline constexpr std::size_t min_fast_rounds = 10;
 
 /// Element `i` of a JSON array of times: a non-negative finite number, else an error naming it.
@@ -74,9 +70,7 @@ inline void block_host_samples(const json& section, const std::string& where, st
                                   element(r.at("probe_us"), 1, at + ".probe_us")));
     }
     if (probes.empty()) roofplan::detail::fail(where, ": no rounds");
-    std::vector<double> sorted = probes;
-    std::sort(sorted.begin(), sorted.end());
-    const double limit = fast_probe_factor * sorted[sorted.size() / 20];
+    const double limit = fast_probe_factor * probe_floor(probes);
     std::vector<std::size_t> fast;
     for (std::size_t i = 0; i < probes.size(); ++i)
         if (probes[i] <= limit) fast.push_back(i);

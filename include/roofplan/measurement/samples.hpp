@@ -15,6 +15,7 @@
 #include <roofplan/system/collective_kind.hpp>
 #include <roofplan/work.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -174,6 +175,18 @@ struct GemmShapeSample {
     double seconds = 0;
     double kernels = 0;  ///< kernels per call (0: not recorded)
 };
+
+/// The host's speed state of op_bench.py's interleaved rounds (block_host, host_speed): a round is in the fast state
+/// when both of its view-op probes read under fast_probe_factor times the probe floor.  The device hosts switch
+/// between two speeds (the slow one ~2x on the probe: validation/results/2026-11-24-h200-host-speed); the host
+/// costs are the fast state's, as the other host cases measured them.
+inline constexpr double fast_probe_factor = 1.4;
+/// The probe floor: the 5th percentile of the rounds' slower probe (non-empty).
+inline double probe_floor(std::vector<double> slower_probes) {
+    const auto at = slower_probes.begin() + static_cast<std::ptrdiff_t>(slower_probes.size() / 20);
+    std::nth_element(slower_probes.begin(), at, slower_probes.end());
+    return *at;
+}
 
 /// One round of op_bench.py's `host_speed` group: the view-op probe before and after, and each host case's wall
 /// time per operation in between (the host switches between a fast and a slow state within seconds).
