@@ -1157,8 +1157,9 @@ def autocast_host_cases(R):
 
 
 def compiled_host_cases(R):
-    """The host's cost of a torch.compile'd module without CUDA graphs (mode "default"): Inductor's generated
-    wrapper launches each kernel from Python.  Chains of n blocks (Linear(64, 64) then GELU: one cuBLAS GEMM with
+    """The host's cost of a torch.compile'd module without CUDA graphs (mode "default": Inductor's generated
+    wrapper launches each kernel from Python) and with them (mode "reduce-overhead": cudagraph trees replay the
+    recorded graph after the guards and the tree's own checks; inference only).  Chains of n blocks (Linear(64, 64) then GELU: one cuBLAS GEMM with
     the bias in its epilogue and one Triton kernel per block) at two lengths, so that the cost per call (guards,
     the wrapper's entry) and the cost per kernel separate: inference under no_grad, and forward + backward (the
     compiled backward runs as one autograd node; gradients are set to None before each call, as a training step's
@@ -1170,13 +1171,14 @@ def compiled_host_cases(R):
     dev = env.dev
     out = []
     x = torch.randn(8, 64, device=dev)
-    for n in (8, 32):
+    for mode, n in (("default", 8), ("default", 32), ("reduce-overhead", 8), ("reduce-overhead", 32)):
         torch.manual_seed(0)
+        torch._dynamo.reset()
         blocks = []
         for _ in range(n):
             blocks += [torch.nn.Linear(64, 64), torch.nn.GELU()]
         model = torch.nn.Sequential(*blocks).to(dev)
-        compiled = torch.compile(model, mode="default")
+        compiled = torch.compile(model, mode=mode)
         xg = x.clone().requires_grad_(False)
         with torch.no_grad():
             ref = model(x)
@@ -1190,12 +1192,18 @@ def compiled_host_cases(R):
         def train():  # as a training step: gradients set to None first, so AccumulateGrad launches nothing
             model.zero_grad(set_to_none=True)
             compiled(xg).sum().backward()
-        train()  # compiles the training graphs
-        for name, body in (("inference (no_grad)", infer), ("forward + backward", train)):
+        bodies = (("inference (no_grad)", infer), ("forward + backward", train))
+        if mode == "default":
+            train()  # compiles the training graphs
+        else:  # CUDA graphs (cudagraph trees): inference only, its first calls warm up and record
+            bodies = bodies[:1]
+            for _ in range(3):
+                infer()
+        for name, body in bodies:
             med, per = interleaved_host(env, {name: body}, 300, rounds=5)
             ev = rc.profile_device(body, calls=3, sync=env.sync)
             s = rc.summarize_kernels(ev, calls=3)
-            r = {"case": f"torch.compile default, {n} x (Linear(64,64), GELU): {name}", "blocks": n,
+            r = {"case": f"torch.compile {mode}, {n} x (Linear(64,64), GELU): {name}", "blocks": n, "mode": mode,
                  "pass": "infer" if body is infer else "train", "host_us_per_call": med[name] * 1e6,
                  "host_us_rounds": [v * 1e6 for v in per[name]], "kernels_per_call": s["count"],
                  "kernel_names": sorted({k["name"][:100] for k in s["kernels"]})[:12], "relerr_vs_eager": err,
@@ -1396,6 +1404,155 @@ def cases_copy(R):
                 return (lambda: torch.flatten(x, 1),)
             R.run({"op": "flatten_nhwc", "pass": "fwd", "class": "copy/cast", "dtype": dt, "layout": "nhwc",
                    "shape": list(shape), "numel": n, "bytes": 2 * n * e, "flops": 0}, setup, check, 2 * n * e, set_cap=64)
+
+
+def cases_generated(R):
+    """Kernels that torch.compile generates (Triton, Inductor), one fused chain compiled alone at several sizes (the
+    compiled runtime's `generated` classes): each function below compiles to one kernel (two with a random draw:
+    Inductor's seed kernel first).  Pointwise chains: "gen_bn_add_relu" (batch norm in eval mode, the residual add
+    and ReLU on a bf16 channels-last map: what follows every convolution of a compiled ResNet inference) and
+    "gen_bn_relu" (no residual), "gen_gelu" (erf GELU on a [rows, 3072] bf16 activation).  Per-row reductions:
+    "gen_add_ln" (BERT's residual add of a bf16 projection to an FP32 stream, then layer norm in FP32 over 768),
+    "gen_gelu_bwd_sum" (GELU's backward and the bias gradient's column sum in one kernel, [rows, 3072]).  Random
+    draws (Inductor's Philox per element): "gen_dropout" (dropout p=0.1 on a bf16 [rows, 768]) and
+    "gen_dropout_add_ln" (BERT's dropout, residual add and layer norm in one kernel).  Bytes nominal (inputs read
+    once, outputs written once); "random" counts the values drawn.  Each compiled function is checked against a
+    float64 reference (the random ones by the dropped fraction and the kept values' scale)."""
+    env = R.env
+    if not env.cuda or not hasattr(torch, "compile"):
+        return
+    import torch._dynamo
+    p = 0.1
+    dev = env.dev
+
+    def compiled(fn):
+        torch._dynamo.reset()  # each case compiles alone: static shapes, no recompilation limit
+        return torch.compile(fn, dynamic=False)
+
+    def record(op, shape, n, nbytes, random, fn, make_inputs, ref, check_random=None, set_cap=4096):
+        cf = compiled(fn)
+
+        def check():
+            ins = make_inputs(True)
+            with torch.no_grad():
+                out = cf(*ins)
+            if check_random is not None:
+                return check_random(ins, out)
+            return relerr(out[0] if isinstance(out, tuple) else out, ref(*ins)), TOL["bf16"], None
+
+        def setup(k):
+            ins = make_inputs(False)
+
+            def call():
+                with torch.no_grad():
+                    return cf(*ins)
+            return (call,)
+        R.run({"op": op, "pass": "fwd", "class": "generated", "dtype": "bf16", "layout": "contiguous",
+               "shape": list(shape), "numel": n, "bytes": nbytes, "random": random, "flops": n}, setup, check,
+              nbytes, set_cap=set_cap)
+
+    def bn_params(C, seed):
+        g = torch.Generator(device=dev).manual_seed(seed)
+        m = torch.randn(C, generator=g, device=dev) * 0.1
+        v = torch.rand(C, generator=g, device=dev) + 0.5
+        w = torch.randn(C, generator=g, device=dev)
+        b = torch.randn(C, generator=g, device=dev)
+        return m, v, w, b
+
+    maps = [(1, 64, 56), (16, 64, 56), (16, 256, 56), (64, 512, 28), (256, 256, 56), (256, 2048, 7), (1, 2048, 7),
+            (64, 1024, 14)]
+    rows = [128, 1024, 8192, 32768]
+    if env.smoke:
+        maps, rows = [(2, 8, 4)], [16]
+    for N, C, H in maps:
+        shape, n = (N, C, H, H), N * C * H * H
+        for residual in (True, False):
+            prm = bn_params(C, 71)
+
+            def fn(x, r, m, v, w, b, residual=residual):
+                y = F.batch_norm(x, m, v, w, b, training=False, eps=1e-5)
+                return torch.relu(y + r if residual else y)
+
+            def make(fresh, shape=shape, prm=prm):
+                if fresh:
+                    x = env.fresh(shape, torch.bfloat16, 72).contiguous(memory_format=torch.channels_last)
+                    r = env.fresh(shape, torch.bfloat16, 73).contiguous(memory_format=torch.channels_last)
+                else:
+                    x = env.view(shape, torch.bfloat16).contiguous(memory_format=torch.channels_last)
+                    r = env.view(shape, torch.bfloat16).contiguous(memory_format=torch.channels_last)
+                return (x, r, *prm)
+
+            def ref(x, r, m, v, w, b, residual=residual):
+                xd = x.double()
+                y = (xd - m.double()[None, :, None, None]) / torch.sqrt(v.double()[None, :, None, None] + 1e-5)
+                y = y * w.double()[None, :, None, None] + b.double()[None, :, None, None]
+                return torch.relu(y + r.double() if residual else y)
+            record("gen_bn_add_relu" if residual else "gen_bn_relu", shape, n, (3 if residual else 2) * n * 2, 0,
+                   fn, make, ref, set_cap=64)
+    for R_ in rows:
+        shape, n = (R_, 3072), R_ * 3072
+        record("gen_gelu", shape, n, 4 * n, 0, lambda x: F.gelu(x),
+               lambda fresh, shape=shape: (env.fresh(shape, torch.bfloat16, 74) if fresh else env.view(shape, torch.bfloat16),),
+               lambda x: F.gelu(x.double()))
+
+        def gbs(g, x):
+            dx = torch.ops.aten.gelu_backward(g, x)
+            return dx, dx.float().sum(0)
+
+        def gbs_ref(g, x):
+            return torch.ops.aten.gelu_backward(g.double(), x.double())
+
+        def make2(fresh, shape=shape):
+            if fresh:
+                return env.fresh(shape, torch.bfloat16, 75), env.fresh(shape, torch.bfloat16, 76)
+            return env.view(shape, torch.bfloat16), env.view(shape, torch.bfloat16)
+        record("gen_gelu_bwd_sum", shape, n, 6 * n + 4 * 3072, 0, gbs, make2, gbs_ref)
+    for R_ in rows:
+        shape, n = (R_, 768), R_ * 768
+        g = torch.Generator(device=dev).manual_seed(77)
+        lw, lb = torch.randn(768, generator=g, device=dev), torch.randn(768, generator=g, device=dev)
+
+        def make3(fresh, shape=shape, lw=lw, lb=lb):
+            if fresh:
+                h, r = env.fresh(shape, torch.bfloat16, 78), env.fresh(shape, torch.float32, 79)
+            else:
+                h, r = env.view(shape, torch.bfloat16), env.view(shape, torch.float32)
+            return h, r, lw, lb
+
+        def add_ln(h, r, w, b):
+            return F.layer_norm(h + r, (768,), w, b, 1e-12)
+
+        def add_ln_ref(h, r, w, b):
+            return F.layer_norm(h.double() + r.double(), (768,), w.double(), b.double(), 1e-12)
+        record("gen_add_ln", shape, n, 10 * n, 0, add_ln, make3, add_ln_ref)
+
+        def drop(x):
+            return F.dropout(x, p, training=True)
+
+        def drop_check(ins, out):
+            x = ins[0]
+            kept = out != 0
+            frac = 1 - kept.float().mean().item()
+            scaled = (out[kept].double() - x[kept].double() / (1 - p)).abs().max().item()
+            sig = max(5 * math.sqrt(p * (1 - p) / x.numel()), 0.0 if x.numel() > 10000 else 0.05)
+            ok = scaled <= 2e-2 * max(1.0, x.abs().max().item() / (1 - p))
+            return (abs(frac - p) / sig if ok else math.inf), 1.0, \
+                f"dropped fraction {frac:.5f} (p={p}); error in units of the allowed deviation"
+        record("gen_dropout", shape, n, 4 * n, n, drop,
+               lambda fresh, shape=shape: (env.fresh(shape, torch.bfloat16, 80) if fresh else env.view(shape, torch.bfloat16),),
+               None, check_random=drop_check)
+
+        def drop_ln(h, r, w, b):
+            return F.layer_norm(F.dropout(h, p, training=True) + r, (768,), w, b, 1e-12)
+
+        def drop_ln_check(ins, out):
+            h, r, w, b = ins
+            # the kept pattern is not returned: check the output's statistics per row against layer norm's
+            # definition (every row normalised: (out - b) / w has mean 0 and variance 1)
+            z = (out.double() - b.double()) / w.double()
+            err = max(z.mean(-1).abs().max().item(), (z.var(-1, unbiased=False) - 1).abs().max().item())
+            return err, 1e-3, "per-row mean and variance of (out - bias) / weight against 0 and 1"
+        record("gen_dropout_add_ln", shape, n, 10 * n, n, drop_ln, make3, None, check_random=drop_ln_check)
 
 
 def scaler_host_cases(R):
@@ -1754,10 +1911,10 @@ GROUPS = {
     "pool": cases_pool, "autocast_host": autocast_host_cases,
     "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases, "host_speed": host_speed_cases,
     "kernel_gap": kernel_gap_cases, "block_host": block_host_cases, "reduce": cases_reduce,
-    "copy": cases_copy,
+    "copy": cases_copy, "generated": cases_generated,
 }
 ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
-         "optim", "memset", "reduce", "copy", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
+         "optim", "memset", "reduce", "copy", "generated", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
          "scaler_host", "host_speed", "kernel_gap", "block_host"]
 
 
