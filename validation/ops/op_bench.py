@@ -1421,12 +1421,12 @@ def cases_generated(R):
     env = R.env
     if not env.cuda or not hasattr(torch, "compile"):
         return
-    import torch._dynamo
+    from torch import _dynamo
     p = 0.1
     dev = env.dev
 
     def compiled(fn):
-        torch._dynamo.reset()  # each case compiles alone: static shapes, no recompilation limit
+        _dynamo.reset()  # each case compiles alone: static shapes, no recompilation limit
         return torch.compile(fn, dynamic=False)
 
     def record(op, shape, n, nbytes, random, fn, make_inputs, ref, check_random=None, set_cap=4096):
