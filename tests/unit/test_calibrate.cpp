@@ -1095,6 +1095,76 @@ TEST_CASE("layout copies: a class of their own from op_bench's copy cases; the l
     CHECK(tf32.at("nchw to nhwc") == KernelClass::layout_copy);
 }
 
+TEST_CASE("torch.compile's generated kernels: two classes and the random draw from op_bench's generated cases") {
+    // validation/results/2026-11-25-h200-generated: chains torch.compile'd alone (bf16): batch norm + residual +
+    // ReLU and erf GELU (pointwise), add + layer norm and GELU backward with its bias sum (reducing), dropout and
+    // dropout + add + layer norm (their time is the random draws').  Also the compiled host with CUDA graphs.
+    const std::string file = ROOFPLAN_SOURCE_DIR "/validation/results/2026-11-25-h200-generated/ops_generated_h200.json";
+    const Measurements m = io::operator_report(io::parse(io::read_text(file), file), file);
+    REQUIRE(m.operators.size() == 36);
+    std::map<KernelClass, int> classes;
+    int random = 0;
+    for (const OperatorSample& s : m.operators) {
+        const auto c = calibration::class_of(s);
+        if (c) ++classes[c->first];
+        else random += s.op.find("dropout") != std::string::npos;
+    }
+    CHECK(classes[KernelClass::generated] == 20);
+    CHECK(classes[KernelClass::generated_reduction] == 8);
+    CHECK(random == 8);
+    const Device& d = find_device("h200");
+    EfficiencyProfile p = default_profile(d);
+    p.kernel_class[KernelClass::generated] = p.kernel_class[KernelClass::generated_reduction] = {0.9, 1e-6};
+    const auto fits = calibration::fit_kernel_classes(m.operators, d, p);
+    CHECK(fits.size() == 2);
+    // The fit is the Hopper default's.
+    for (const KernelClass c : {KernelClass::generated, KernelClass::generated_reduction}) {
+        CHECK(p.kernel_class[c].memory == doctest::Approx(default_profile(d).kernel_class[c].memory).epsilon(0.01));
+        CHECK(p.kernel_class[c].fixed_s == doctest::Approx(default_profile(d).kernel_class[c].fixed_s).epsilon(0.05));
+    }
+    CHECK(p.kernel_class[KernelClass::generated].memory == doctest::Approx(0.661).epsilon(0.01));
+    CHECK(p.kernel_class[KernelClass::generated_reduction].memory == doctest::Approx(0.694).epsilon(0.01));
+    // The random draw: a large dropout's time is its draws at the vector rate, as the recorded cases measured
+    // (within 15% at 8192 and 32768 rows; the kernel launched alone, events included).
+    const Roofline r(d, default_profile(d), MathClass::bf16_tensor);
+    for (const OperatorSample& s : m.operators) {
+        if (s.op != "gen_dropout" || s.numel < 8192 * 768) continue;
+        const double draws = s.numel * compiled::random_draw_flops;
+        const KernelTime t = r.stream_time(KernelClass::generated, draws, s.bytes);
+        CHECK(t.bound == Bound::compute);
+        CHECK(t.total_s == doctest::Approx(s.seconds).epsilon(0.15));
+    }
+    // The host with CUDA graphs: the call and the share per kernel are the Hopper defaults' (HostCosts{}).
+    HostCosts h;
+    h.compiled_graph_call_s = h.graph_node_s = 0;
+    CHECK(calibration::fit_compiled_host(m.host, h) >= 2);
+    CHECK(h.compiled_graph_call_s == doctest::Approx(HostCosts{}.compiled_graph_call_s).epsilon(0.01));
+    CHECK(h.graph_node_s == doctest::Approx(HostCosts{}.graph_node_s).epsilon(0.02));
+    // The compiled runtime's chains take the classes: BERT training's layer norms reduce, its GELU does not, and its
+    // dropout chains carry their draws; ResNet-50's eval-mode batch norm + ReLU chains are pointwise.
+    const auto lowered = [](const char* model, Mode mode) {
+        return lower(models::build(model), 8, {Precision::amp_bf16, mode, Optimizer::adam, true}, Runtime::compiled).kernels;
+    };
+    const auto bert = lowered("bert-base", Mode::train);
+    int dropout_chains = 0, gelu = 0, reducing = 0;
+    for (const Kernel& k : bert) {
+        CHECK(k.kind != KernelClass::elementwise);
+        CHECK(k.kind != KernelClass::normalization);
+        if (k.part == StepPart::forward && k.what == "dropout") {
+            ++dropout_chains;
+            CHECK(k.vector_flops > compiled::random_draw_flops * 8 * 128 * 768 * 0.99);
+        }
+        gelu += k.what == "gelu" && k.kind == KernelClass::generated;
+        reducing += k.kind == KernelClass::generated_reduction;
+    }
+    CHECK(dropout_chains >= 24);
+    CHECK(gelu == 12);
+    CHECK(reducing >= 24);
+    const auto resnet = lowered("resnet50", Mode::infer);
+    CHECK(std::count_if(resnet.begin(), resnet.end(), [](const Kernel& k) { return k.kind == KernelClass::generated_reduction; }) == 1);
+    CHECK(std::count_if(resnet.begin(), resnet.end(), [](const Kernel& k) { return k.kind == KernelClass::generated; }) > 50);
+}
+
 TEST_CASE("the H200's reduction, cast and layout-copy classes predict the H100's own single operators") {
     // Fitted on the H200 (fractions of its bandwidth), applied to the H100's: validation/results/
     // 2026-11-25-h100-reduce-copy-cast holds the same cases run on an H100 (validation only, never fitted).

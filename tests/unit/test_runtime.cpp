@@ -109,7 +109,7 @@ TEST_CASE("a training batch norm pays its module call and autograd node once, it
     for (const Kernel& k : lower(m, 8, {Precision::fp32, Mode::infer, Optimizer::sgd}, Runtime::eager).kernels)
         CHECK(k.call == HostCall::generic);
     for (const Kernel& k : lower(m, 8, {Precision::amp_bf16, Mode::train, Optimizer::sgd}, Runtime::compiled).kernels)
-        CHECK(k.call == HostCall::generic);
+        CHECK(k.call == (k.host == HostOp::graph ? HostCall::compiled : HostCall::generic));  // the graphs' calls
 }
 
 TEST_CASE("runtimes order as they should: ideal <= compiled <= eager, fewer kernels when compiled") {
@@ -467,6 +467,23 @@ TEST_CASE("compiled without CUDA graphs: a call per graph, the wrapper's cost pe
                     (k.part == StepPart::backward ? h.compiled_backward_kernel_s : h.compiled_kernel_s);
     }
     CHECK(calls == 2);  // the forward graph and the backward graph
+    // With CUDA graphs torch.compile's call into each graph (guards, cudagraph trees) costs compiled_graph_call_s;
+    // an inference engine's graph launch (int8) the raw graph_s.
+    h.compiled_graph_call_s = 90e-6;
+    h.graph_s = 12e-6;
+    int graph_calls = 0;
+    for (const Kernel& k : a.kernels)
+        if (k.host == HostOp::graph) {
+            ++graph_calls;
+            CHECK(k.call == HostCall::compiled);
+            CHECK(host_cost(k, h) == doctest::Approx(90e-6));
+        }
+    CHECK(graph_calls == 2);
+    const LoweredStep engine = lower(models::build("resnet50"), 8, {Precision::int8, Mode::infer, Optimizer::sgd, true}, Runtime::compiled);
+    const auto first = std::find_if(engine.kernels.begin(), engine.kernels.end(), [](const Kernel& k) { return k.host == HostOp::graph; });
+    REQUIRE(first != engine.kernels.end());
+    CHECK(first->call == HostCall::generic);
+    CHECK(host_cost(*first, h) == doctest::Approx(12e-6));
     double got = 0;
     for (const Kernel& k : b.kernels)
         if (k.part != StepPart::optimizer) got += host_cost(k, h);
@@ -559,6 +576,33 @@ TEST_CASE("host fits: autocast's cast and wrapper from the two pairs, torch.comp
     HostCosts prior;
     CHECK(calibration::fit_compiled_host({c[0], c[1]}, prior) == 0);
     CHECK(prior.compiled_kernel_s == HostCosts{}.compiled_kernel_s);
+    // A second report's chains pool into the same lines (each forward + backward pairs with its own inference).
+    std::vector<HostSample> two = c;
+    for (int n : {8, 32}) {
+        const std::string name = "torch.compile default, " + std::to_string(n) + " x (Linear(64,64), GELU): ";
+        const double fwd_kernels = 2.0 * n, bwd_kernels = 3.0 * n + 2;
+        two.push_back({name + "inference (no_grad)", 2 * call + fwd_kernels * fk, fwd_kernels});
+        two.push_back({name + "forward + backward", 2 * call + fwd_kernels * fk + bwd_fixed + bwd_kernels * bk, fwd_kernels + bwd_kernels});
+    }
+    HostCosts pooled;
+    CHECK(calibration::fit_compiled_host(two, pooled) == 3);
+    CHECK(pooled.compiled_call_s == doctest::Approx(1.5 * call).epsilon(0.02));
+    CHECK(pooled.compiled_kernel_s == doctest::Approx(fk - launch).epsilon(0.02));
+    CHECK(pooled.compiled_backward_kernel_s == doctest::Approx(bk - launch));
+    // With CUDA graphs (reduce-overhead): the graph's call and its share per kernel, a line over the chains.
+    const double graph_call = 95e-6, node = 0.2e-6;
+    std::vector<HostSample> g;
+    for (int n : {8, 32}) {
+        const double kernels = 2.0 * n + 1;  // + the copy of the input into the graph's static buffer
+        g.push_back({"torch.compile reduce-overhead, " + std::to_string(n) + " x (Linear(64,64), GELU): inference (no_grad)",
+                     graph_call + kernels * node, kernels});
+    }
+    HostCosts graphs;
+    CHECK(calibration::fit_compiled_host(g, graphs) == 2);
+    CHECK(graphs.compiled_graph_call_s == doctest::Approx(graph_call));
+    CHECK(graphs.graph_node_s == doctest::Approx(node));
+    CHECK(graphs.compiled_call_s == HostCosts{}.compiled_call_s);
+    CHECK(graphs.graph_s == HostCosts{}.graph_s);  // an inference engine's own graph launch: not measured here
 }
 
 TEST_CASE("a transformer block's own Python: charged once per block on its attention kernel, by mode") {

@@ -1553,6 +1553,27 @@ def cases_generated(R):
             err = max(z.mean(-1).abs().max().item(), (z.var(-1, unbiased=False) - 1).abs().max().item())
             return err, 1e-3, "per-row mean and variance of (out - bias) / weight against 0 and 1"
         record("gen_dropout_add_ln", shape, n, 10 * n, n, drop_ln, make3, None, check_random=drop_ln_check)
+        # The same two chains in a training forward (the inputs require gradients: the kernel also writes what
+        # the backward reads, the dropout mask and layer norm's statistics); the outputs are dropped each call.
+        for op, fn, random, chk in (("gen_add_ln_train", add_ln, 0, None), ("gen_dropout_add_ln_train", drop_ln, n, drop_ln_check)):
+            cf = compiled(fn)
+
+            def make_t(fresh, make3=make3):
+                return tuple(t.detach().clone().requires_grad_(True) for t in make3(fresh))
+
+            def check_t(cf=cf, make_t=make_t, chk=chk, fn=fn):
+                ins = make_t(True)
+                out = cf(*ins)
+                if chk is not None:
+                    return chk(ins, out.detach())
+                return relerr(out, add_ln_ref(*[t.detach() for t in ins])), TOL["fp32"] * 10, None
+
+            def setup_t(k, cf=cf, make_t=make_t):
+                ins = make_t(False)
+                return (lambda: cf(*ins),)
+            R.run({"op": op, "pass": "fwd", "class": "generated", "dtype": "bf16", "layout": "contiguous",
+                   "shape": list(shape), "numel": n, "bytes": (11 if random else 10) * n + 8 * R_, "random": random,
+                   "flops": n, "grad": True}, setup_t, check_t, 11 * n, set_cap=16)
 
 
 def scaler_host_cases(R):
@@ -1786,6 +1807,54 @@ def kernel_gap_cases(R):
             except Exception as e:  # noqa: BLE001
                 r = {"case": name, "error": f"{type(e).__name__}: {e}"[:400]}
             out.append(r)
+            R.save()
+    # The same chains captured in a CUDA graph and replayed behind a spin kernel: the gap between a graph's kernels
+    # (what a compiled runtime with CUDA graphs pays between its kernels).  Own section: not the stream's gap.
+    graph_out = R.doc.setdefault("kernel_gap_graph", [])
+    with torch.no_grad():
+        for name, op in chains.items():
+            try:
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(3):
+                        op()
+                torch.cuda.current_stream().wait_stream(side)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    for _ in range(n):
+                        op()
+                for _ in range(3):
+                    g.replay()
+                env.sync()
+                acts = [torch.profiler.ProfilerActivity.CUDA]
+                with torch.profiler.profile(activities=acts) as prof:
+                    torch.cuda._sleep(100_000_000)
+                    g.replay()
+                    env.sync()
+                ev = [e for e in rc.device_events(prof) if "spin_kernel" not in e["name"]]
+                ev.sort(key=lambda e: e["start_us"])
+                gaps = [ev[i + 1]["start_us"] - (ev[i]["start_us"] + ev[i]["dur_us"]) for i in range(len(ev) - 1)]
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda._sleep(100_000_000)
+                a.record()
+                g.replay()
+                b.record()
+                env.sync()
+                event_us = a.elapsed_time(b) * 1e3 / n
+                busy = rc.busy_union(ev)
+                r = {"case": "graph: " + name, "operators": n, "kernels": len(ev), "kernels_per_operator": len(ev) / n,
+                     "gap_us_median": statistics.median(gaps), "gap_us_p10": pct(gaps, 0.1),
+                     "gap_us_p90": pct(gaps, 0.9), "gap_us_mean": sum(gaps) / len(gaps),
+                     "kernel_us_mean": sum(e["dur_us"] for e in ev) / len(ev),
+                     "event_us_per_operator": event_us, "busy_us_per_operator": busy / n,
+                     "event_minus_busy_us_per_kernel": (event_us - busy / n) / (len(ev) / n)}
+                print(f"kernel_gap graph {name}: gap median {r['gap_us_median']:.2f} us, mean {r['gap_us_mean']:.2f}; "
+                      f"kernel {r['kernel_us_mean']:.2f} us", file=sys.stderr)
+                del g
+            except Exception as e:  # noqa: BLE001
+                r = {"case": "graph: " + name, "error": f"{type(e).__name__}: {e}"[:400]}
+            graph_out.append(r)
             R.save()
 
 

@@ -71,6 +71,11 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
     if (s.op == "max_pool2d") return std::pair{s.layout == "nhwc" ? K::pooling_nhwc : K::pooling, 1.0};
     // Bias gradients (a column sum over the rows) and the global average pool: the reduction class.
     if (s.op == "sum_dim0" || s.op == "adaptive_avg_pool2d") return std::pair{K::reduction, 1.0};
+    // torch.compile's generated kernels (op_bench.py `generated`): pointwise chains, and chains that reduce over rows
+    // or columns.  The dropout cases inform the random draw's cost (compiled.hpp), not a class: their time is the
+    // draws' arithmetic, not their bytes.
+    if (is({"gen_bn_add_relu", "gen_bn_relu", "gen_gelu"})) return std::pair{K::generated, 1.0};
+    if (is({"gen_add_ln", "gen_gelu_bwd_sum"})) return std::pair{K::generated_reduction, 1.0};
     if ((s.op == "sgd_step" || s.op == "adamw_step") && s.layout == "foreach" && s.numel > 0)  // bytes per parameter
         return std::pair{K::optimizer, (s.op == "sgd_step" ? 32.0 : 80.0) * s.numel / s.bytes};
     return std::nullopt;
@@ -300,28 +305,44 @@ inline int fit_autocast_host(const std::vector<HostSample>& samples, HostCosts& 
     return 2;
 }
 
-/// torch.compile's host costs without CUDA graphs from op_bench.py's `compiled_host` chains: per call and per
+/// torch.compile's host costs from op_bench.py's `compiled_host` chains.  Without CUDA graphs: per call and per
 /// kernel of the forward (host = call + kernels × (kernel + launch), fitted over the chain lengths), and per
 /// kernel of the backward from what forward + backward adds over the forward alone (its fixed part, the eager
-/// loss and `backward()` call around the compiled graph, is left out).  Returns the number of costs fitted.
+/// loss and `backward()` call around the compiled graph, is left out).  With CUDA graphs (reduce-overhead): the
+/// graph's call and its share per kernel (HostCosts::compiled_graph_call_s, graph_node_s; the latter replaces the
+/// raw graph replay's per-kernel figure).  Returns the number of costs fitted.
 inline int fit_compiled_host(const std::vector<HostSample>& samples, HostCosts& host) {
-    std::map<std::string, std::pair<const HostSample*, const HostSample*>> chains;  // blocks -> {infer, train}
+    std::map<std::string, const HostSample*> last_infer;  // blocks -> the latest inference chain of that length
     const std::string prefix = "torch.compile default, ";
+    // With CUDA graphs (mode "reduce-overhead", inference): the call (guards, the cudagraph tree's checks and the
+    // replay's launch) and the host's share per kernel in the graph, a line over the chain lengths.
+    std::vector<std::array<double, 3>> graphs;
+    for (const HostSample& s : samples)
+        if (s.name.starts_with("torch.compile reduce-overhead, ") && s.name.ends_with("inference (no_grad)") &&
+            s.seconds > 0 && s.kernels > 0)
+            graphs.push_back({1, s.kernels, s.seconds});
+    int fitted = 0;
+    if (graphs.size() >= 2) {
+        const auto [call, per_kernel] = detail::fit_fixed_and_slope(graphs);
+        host.compiled_graph_call_s = std::max(0.0, call);
+        host.graph_node_s = std::max(0.0, per_kernel);
+        fitted += 2;
+    }
+    // Every chain of every report is a point of the line (pooled over leases, as the scaler's pairs are); a forward +
+    // backward pairs with the inference of its length measured last before it (the same report's).
+    std::vector<std::array<double, 3>> forward, backward;
     for (const HostSample& s : samples) {
         if (!s.name.starts_with(prefix) || !(s.seconds > 0) || !(s.kernels > 0)) continue;
         const std::string blocks = s.name.substr(prefix.size(), s.name.find(' ', prefix.size()) - prefix.size());
-        if (s.name.ends_with("inference (no_grad)")) chains[blocks].first = &s;
-        else if (s.name.ends_with("forward + backward")) chains[blocks].second = &s;
+        if (s.name.ends_with("inference (no_grad)")) {
+            forward.push_back({1, s.kernels, s.seconds});
+            last_infer[blocks] = &s;
+        } else if (s.name.ends_with("forward + backward") && last_infer.contains(blocks)) {
+            const HostSample* infer = last_infer[blocks];
+            if (s.kernels > infer->kernels && s.seconds > infer->seconds)
+                backward.push_back({1, s.kernels - infer->kernels, s.seconds - infer->seconds});
+        }
     }
-    std::vector<std::array<double, 3>> forward, backward;
-    for (const auto& [blocks, pair] : chains) {
-        const auto [infer, train] = pair;
-        if (!infer) continue;
-        forward.push_back({1, infer->kernels, infer->seconds});
-        if (train && train->kernels > infer->kernels && train->seconds > infer->seconds)
-            backward.push_back({1, train->kernels - infer->kernels, train->seconds - infer->seconds});
-    }
-    int fitted = 0;
     if (forward.size() >= 2) {
         const auto [call, per_kernel] = detail::fit_fixed_and_slope(forward);
         host.compiled_call_s = std::max(0.0, call);

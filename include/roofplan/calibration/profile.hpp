@@ -71,8 +71,13 @@ struct HostCosts {
     double per_tensor_s = 2.5e-6;     ///< the optimizer's Python bookkeeping per parameter tensor (SGD foreach)
     double adam_per_tensor_s = 11.5e-6; ///< the same for AdamW foreach (state and step-count handling)
     double launch_s = 2.5e-6;         ///< cudaLaunchKernel, for every kernel issued from the host (prior)
-    double graph_s = 10e-6;           ///< launching a captured CUDA graph (prior)
-    double graph_node_s = 0.92e-6;    ///< the host's share of a graph launch per kernel in the graph
+    double graph_s = 10e-6;           ///< launching a captured CUDA graph from an inference engine (prior)
+    /// torch.compile with CUDA graphs (mode "reduce-overhead"; op_bench.py `compiled_host`: chains of 8 and 32
+    /// Linear+GELU blocks, 17 and 65 kernels a replay, inference; H200 lease 2026-11-25, validation/results/
+    /// 2026-11-25-h200-generated): calling the compiled graph (guards, the cudagraph tree's checks, the replay's
+    /// launch) and the host's share per kernel in a graph.  An earlier lease the same hour gave 82 us and 0.42 us.
+    double compiled_graph_call_s = 103.8e-6;
+    double graph_node_s = 0.157e-6;
     double sync_s = 10e-6;            ///< a host-device synchronisation (end of step, a scaler check; prior)
     double view_s = 1.16e-6;          ///< a Python view op that launches nothing (view, transpose, reshape)
     double container_s = 7.5e-6;      ///< an nn.Module call's own overhead (a container module around others)
@@ -150,7 +155,7 @@ struct HostCostField {
 
 /// Every host cost by its name in profile files: the JSON reader, the writer, the validation and the host-speed
 /// scaling walk this one table (a new cost is one line here).
-inline constexpr std::array<HostCostField, 25> host_cost_fields{{
+inline constexpr std::array<HostCostField, 26> host_cost_fields{{
     {"module_s", &HostCosts::module_s, HostSpeedClass::python},
     {"internal_s", &HostCosts::internal_s, HostSpeedClass::python},
     {"backward_s", &HostCosts::backward_s, HostSpeedClass::cpp},
@@ -169,6 +174,7 @@ inline constexpr std::array<HostCostField, 25> host_cost_fields{{
     {"cast_s", &HostCosts::cast_s, HostSpeedClass::python},
     {"autocast_s", &HostCosts::autocast_s, HostSpeedClass::python},
     {"compiled_call_s", &HostCosts::compiled_call_s, HostSpeedClass::python},
+    {"compiled_graph_call_s", &HostCosts::compiled_graph_call_s, HostSpeedClass::python},
     {"compiled_kernel_s", &HostCosts::compiled_kernel_s, HostSpeedClass::python},
     {"compiled_backward_kernel_s", &HostCosts::compiled_backward_kernel_s, HostSpeedClass::cpp},
     {"scaler_per_tensor_s", &HostCosts::scaler_per_tensor_s, HostSpeedClass::optimizer},
@@ -370,6 +376,12 @@ constexpr void default_kernel_classes(EfficiencyProfile& p, const Device& d) {
     // 2026-11-24-h200-bn-infer, op_bench's bn_infer: ResNet shapes, batch 1 to 256, three kernels a call): the
     // transform streams faster than the training class's kernels (0.36), which also compute the statistics.
     set_class(KernelClass::batch_norm_inference, 0.461, 3.2e-6);
+    // The compiled runtime's generated kernels (validation/results/2026-11-25-h200-generated, op_bench's generated:
+    // torch.compile'd chains timed alone, bf16): pointwise (batch norm in eval mode + residual + ReLU on ResNet's
+    // maps, erf GELU on [rows, 3072]) and reducing (residual add + layer norm over 768, GELU backward with its bias
+    // sum).  Median errors 12% and 24%.
+    set_class(KernelClass::generated, 0.661, 2.6e-6);
+    set_class(KernelClass::generated_reduction, 0.694, 3.4e-6);
 }
 
 /// The default profile's GEMM efficiencies per math class, launch floor and measured tables, by generation.

@@ -43,7 +43,7 @@ struct Timeline {
 
 /// The host's cost before launching `k`.
 inline double host_cost(const Kernel& k, const HostCosts& h) {
-    if (k.host == HostOp::graph) return h.graph_s;
+    if (k.host == HostOp::graph) return k.call == HostCall::compiled ? h.compiled_graph_call_s : h.graph_s;
     double t = 0;
     if (k.call == HostCall::compiled)  // the generated wrapper: per kernel, and per call on a graph's first kernel
         return (k.host != HostOp::none ? h.compiled_call_s : 0) + h.launch_s +
@@ -61,7 +61,7 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
         case HostOp::internal: t = k.call == HostCall::autocast_cast ? 0 : h.internal_s; break;
         case HostOp::backward: t = h.backward_s; break;
         case HostOp::optimizer: t = h.optimizer_s; break;
-        case HostOp::graph: return h.graph_s;
+        case HostOp::graph: return h.graph_s;  // not reached: handled above
     }
     if (k.call == HostCall::autocast_cast) t += h.cast_s;  // the cast itself (a module's own call cost stays)
     if (k.autocast_op) t += h.autocast_s;

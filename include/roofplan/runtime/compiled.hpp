@@ -4,8 +4,11 @@
 //   * activation casts disappear into their producers (a fused kernel writes the dtype its consumer reads);
 //   * consecutive pointwise, normalization and copy kernels fuse into one generated kernel per chain (a reduction
 //     ends a chain: batch-norm statistics, then one kernel that normalizes, activates and adds the residual); a
-//     chain reads its inputs once, writes only its last output, and streams like any generated kernel (the
-//     elementwise class, or the reduction class when it reduces), whatever library kernels it replaces;
+//     chain reads its inputs once, writes only its last output, and streams at the rate of the compiler's own
+//     kernels (class `generated`, or `generated_reduction` when the chain holds a normalization, a softmax, a loss
+//     or a sum: op_bench.py's `generated` cases, torch.compile's Triton kernels timed alone), whatever library
+//     kernels it replaces; dropout draws its mask in the chain with Inductor's per-element Philox, whose
+//     arithmetic (not the bytes) sets the time of a large dropout chain (`random_draw_flops`);
 //   * torch.compile (float precisions) keeps its weights as they are: autocast's weight casts run every forward,
 //     one kernel per weight, and batch norm is not folded into the convolution (no freezing: its default), so in
 //     inference the chain after a convolution is one generated kernel (profiled on H200: "triton_poi_fused_
@@ -28,10 +31,29 @@
 
 namespace roofplan::compiled {
 
+/// What one random draw of a generated dropout costs, in FP32 vector operations at the profile's vector rate
+/// (half the FP32 peak unless calibrated): Inductor draws one Philox value per element (tl.rand), integer
+/// arithmetic that bounds a large dropout kernel, not its bytes.  Measured on an H200 (validation/results/
+/// 2026-11-25-h200-generated, op_bench.py `generated`: dropout alone, and dropout + residual add + layer norm,
+/// [8192 | 32768, 768] bf16): 3.19-3.55 ps a draw in the kernel alone (the profiler), 3.4-4.8 with the launch;
+/// 3.4 ps = 114 operations at 0.5 x 67 TFLOP/s.  Assumed to hold on other GPUs in proportion to their FP32
+/// rate (their integer units are in the same proportion on Volta to Hopper, 64 32-bit integer lanes per SM).
+inline constexpr double random_draw_flops = 114;
+
 /// Layers are first lowered as eager PyTorch would run them; `fuse` then rewrites the step.  Pooling is the
-/// compiler's own generated kernel, not PyTorch's native one: it streams at the elementwise rate (as every generated
-/// kernel, see `generated`), and in inference max pooling writes no indices (nothing reads them).
+/// compiler's own generated kernel, not PyTorch's native one (in inference max pooling writes no indices: nothing
+/// reads them); dropout draws its mask in the generated kernel (`random_draw_flops` a value).
 inline void lower_node(Emitter& e, const Node& node) {
+    if (const auto* drop = std::get_if<Dropout>(&node.layer); drop && e.training() && drop->config().probability > 0) {
+        using runtime_detail::stream_kernel;
+        const double width = bytes_of(e.stream());
+        const double elements = static_cast<double>(e.batch()) * static_cast<double>(node.repeat) *
+                                static_cast<double>(drop->input_shape().elements());
+        e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "dropout", width * elements, (width + 1) * elements,
+                                (2 + random_draw_flops) * elements));
+        e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "dropout backward", (width + 1) * elements, width * elements, elements));
+        return;
+    }
     if (const auto* pool = std::get_if<Pool2D>(&node.layer)) {
         const double w = bytes_of(e.stream());
         const double instances = static_cast<double>(e.batch()) * static_cast<double>(node.repeat);
@@ -54,10 +76,15 @@ constexpr bool fusable(const Kernel& k) {
 }
 /// A kernel that reduces (writes far less than it reads) ends a fusion chain.
 constexpr bool reduces(const Kernel& k) { return k.bytes_written * 8 < k.bytes_read; }
-/// The class of the kernel a compiler generates for a chain: it streams its bytes like an elementwise kernel, a
-/// reducing chain too (not at the rate of the library kernels it replaces, such as PyTorch's native batch norm or
-/// its reduce kernel, whose class is fitted on column sums; no micro-benchmark measures generated reductions yet).
-constexpr KernelClass generated(const Kernel&) { return KernelClass::elementwise; }
+/// Whether a kernel in a chain makes the generated kernel a reduction (over rows: layer norm, softmax, the loss;
+/// over columns: batch-norm statistics, bias sums).
+constexpr bool reducing(const Kernel& k) {
+    return k.kind == KernelClass::normalization || k.kind == KernelClass::batch_norm || k.kind == KernelClass::reduction ||
+           k.kind == KernelClass::softmax || k.kind == KernelClass::loss || reduces(k);
+}
+/// The class of the kernel a compiler generates for a chain: the compiler's own kernels' rate (op_bench.py's
+/// `generated` cases), not that of the library kernels it replaces.
+constexpr KernelClass generated(bool reduction) { return reduction ? KernelClass::generated_reduction : KernelClass::generated; }
 /// Appends `k` to the chain ending in `chain`: the inputs it does not take from the chain, its writes instead.
 inline void absorb(Kernel& chain, const Kernel& k) {
     chain.bytes_read += std::max(0.0, k.bytes_read - chain.bytes_written);
@@ -73,17 +100,18 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool cuda_graphs = tr
     std::vector<Kernel> out;
     out.reserve(eager.size());
     bool chain_open = false;
+    bool chain_reduces = false;  // the kernel at out.back() (a chain or a single kernel) holds a reducing one
     const auto close_chain = [&] {
         if (!out.empty() && detail::fusable(out.back()) && out.back().part != StepPart::optimizer)
-            out.back().kind = detail::generated(out.back());
+            out.back().kind = detail::generated(chain_reduces);
     };
     for (const Kernel& k : eager) {
         if (k.role == KernelRole::activation_cast || (engine && k.role == KernelRole::weight_cast)) continue;
         if (k.role == KernelRole::weight_cast) {  // a kernel of its own: it reads a weight, not the chain's output
             close_chain();
             out.push_back(k);
-            out.back().kind = detail::generated(k);
-            chain_open = false;
+            out.back().kind = detail::generated(false);
+            chain_open = chain_reduces = false;
             continue;
         }
         const bool same_part = !out.empty() && out.back().part == k.part;
@@ -91,6 +119,7 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool cuda_graphs = tr
             if (chain_open) {
                 detail::absorb(out.back(), k);
                 chain_open = !detail::reduces(k);
+                chain_reduces = chain_reduces || detail::reducing(k);
                 continue;
             }
             if (engine && is_matrix(out.back().kind) && !detail::reduces(k)) {  // epilogue fusion
@@ -101,6 +130,7 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool cuda_graphs = tr
         close_chain();
         out.push_back(k);
         chain_open = detail::fusable(k) && k.part != StepPart::optimizer && !detail::reduces(k);
+        chain_reduces = detail::reducing(k);
     }
     close_chain();
     // CUDA graphs: one launch per replayed graph (forward; backward), no per-op dispatch inside.  Without them,
@@ -114,6 +144,7 @@ inline std::vector<Kernel> fuse(std::vector<Kernel> eager, bool cuda_graphs = tr
         last = k.part;
         if (cuda_graphs) {
             k.host = first ? HostOp::graph : HostOp::none;
+            if (first && !engine) k.call = HostCall::compiled;  // torch.compile's call (guards, cudagraph trees)
         } else {
             k.host = first ? HostOp::module : HostOp::none;
             k.call = HostCall::compiled;

@@ -40,15 +40,18 @@ enum class KernelClass {
     batch_norm_inference, ///< PyTorch's native batch-norm transform in eval mode (bf16 channels-last inference)
     widening_cast,  ///< a cast to a wider type (fp16/bf16 to FP32): PyTorch's unrolled copy kernel, not vectorized
     layout_copy,    ///< a strided tensor made contiguous, a concatenation, an NCHW/NHWC conversion (not vectorized)
+    generated,      ///< a compiler's generated pointwise kernel (Triton from torch.compile): one fused chain
+    generated_reduction, ///< a generated kernel that reduces (layer norm over rows, batch-norm statistics, bias sums)
 };
 template <>
 struct EnumNames<KernelClass> {
     static constexpr std::string_view field = "kernel_class";
     static constexpr std::string_view what = "kernel class";
-    static constexpr std::array<std::string_view, 19> names{
+    static constexpr std::array<std::string_view, 21> names{
         "gemm",      "conv",      "attention", "elementwise", "reduction", "normalization", "batch_norm",
         "softmax",   "copy_cast", "optimizer", "memset",      "gather",    "loss",      "pooling",
-        "pooling_nhwc", "pooling_backward", "batch_norm_inference", "widening_cast", "layout_copy"};
+        "pooling_nhwc", "pooling_backward", "batch_norm_inference", "widening_cast", "layout_copy", "generated",
+        "generated_reduction"};
 };
 inline constexpr std::size_t kernel_class_count = enum_count<KernelClass>;
 inline constexpr std::array<KernelClass, kernel_class_count> all_kernel_classes = enum_values<KernelClass>();
@@ -79,7 +82,8 @@ enum class HostCall : std::uint8_t {
     autocast_cast,  ///< a cast that autocast inserts (`_to_copy` through its cast cache): HostCosts::cast_s, not
                     ///< the generic internal op's cost
     compiled,       ///< launched by a compiler's generated wrapper without CUDA graphs (torch.compile's default
-                    ///< mode): a per-kernel cost, and a per-call cost on the first kernel of each compiled graph
+                    ///< mode): a per-kernel cost, and a per-call cost on the first kernel of each compiled graph;
+                    ///< with CUDA graphs (HostOp::graph) torch.compile's call into its graph, not an engine's launch
 };
 
 /// What a transformer block's own Python costs in a step's mode (Kernel::block_glue holds a set of these).
