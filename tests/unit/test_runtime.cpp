@@ -688,6 +688,30 @@ TEST_CASE("the GPU's gap between back-to-back kernels: idle to a profiler, the s
     CHECK(io::profile_from_json(j, d, "p.json").kernel_gap_s == 2.5e-6);
     j["kernel_gap_s"] = -1;
     CHECK_THROWS_WITH_AS(io::profile_from_json(j, d, "p.json"), doctest::Contains("kernel_gap_s must be in [0, 1e-4) seconds"), Error);
+    j["kernel_gap_s"] = 1e-6;
+    j["graph_kernel_gap_s"] = 0.3e-6;
+    CHECK(io::profile_from_json(j, d, "p.json").graph_kernel_gap_s == 0.3e-6);
+    j["graph_kernel_gap_s"] = -1e-6;
+    CHECK_THROWS_WITH_AS(io::profile_from_json(j, d, "p.json"), doctest::Contains("graph_kernel_gap_s must be in [0, 1e-4) seconds"), Error);
+
+    // In a replayed CUDA graph the kernels run graph_kernel_gap_s apart: each is shorter by the difference from
+    // the stream's gap, which the profiler's idle time shows at the graph's gap.
+    PredictRequest c = r;
+    c.runtime = Runtime::compiled;
+    c.mode = Mode::infer;  // every kernel in the graph (a training step's optimizer runs outside it)
+    c.batch = 1;
+    p.kernel_gap_s = 1e-6;
+    p.graph_kernel_gap_s = 1e-6;
+    const Prediction stream_like = predict(m, d, p, c);
+    p.graph_kernel_gap_s = 0.25e-6;
+    const Prediction graph = predict(m, d, p, c);
+    const double n = static_cast<double>(graph.kernel_count);
+    CHECK(graph.kernel_count == stream_like.kernel_count);
+    CHECK(graph.gpu_gap_s == doctest::Approx(0.25e-6 * n).epsilon(1e-9));
+    CHECK(graph.gpu_busy_s == doctest::Approx(stream_like.gpu_busy_s).epsilon(1e-9));  // the kernels' own time
+    CHECK(graph.step_time.value() == doctest::Approx(stream_like.step_time.value() - 0.75e-6 * n).epsilon(1e-6));
+    c.cuda_graphs = false;  // without graphs the stream's gap
+    CHECK(predict(m, d, p, c).gpu_gap_s == doctest::Approx(1e-6 * n).epsilon(1e-9));
 }
 
 TEST_CASE("the host's speed: each host cost moves by its class's sensitivity; the profile file carries them") {

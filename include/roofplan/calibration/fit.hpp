@@ -332,7 +332,8 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
         if (s.modelled()) memory.push_back(s.gb_per_s / device.bandwidth_gb_s);
     const auto conv = detail::conv_by_class(samples.conv, device, conv_layout);
     if (gemm.empty() && memory.empty() && conv.empty() && samples.operators.empty() && samples.conv_shapes.empty() &&
-        samples.gemm_shapes.empty() && samples.host.empty() && samples.kernel_gaps.empty() && samples.host_speed.empty())
+        samples.gemm_shapes.empty() && samples.host.empty() && samples.kernel_gaps.empty() && samples.graph_kernel_gaps.empty() &&
+        samples.host_speed.empty())
         detail::fail("no usable measurements in the reports");
     for (const auto& [m, points] : gemm) out.quality.push_back(detail::fit_gemm_class(m, points, out.profile));
     detail::fit_launch(out.quality, out.profile);
@@ -344,6 +345,11 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
         std::vector<double> gaps = samples.kernel_gaps;
         std::sort(gaps.begin(), gaps.end());
         out.profile.kernel_gap_s = std::clamp(gaps[gaps.size() / 2], 0.0, 5e-5);
+    }
+    if (!samples.graph_kernel_gaps.empty()) {  // the same chains replayed as one CUDA graph
+        std::vector<double> gaps = samples.graph_kernel_gaps;
+        std::sort(gaps.begin(), gaps.end());
+        out.profile.graph_kernel_gap_s = std::clamp(gaps[gaps.size() / 2], 0.0, out.profile.kernel_gap_s);
     }
     fit_conv_shapes(samples, device, out);
     fit_gemm_shapes(samples, device, out);

@@ -231,6 +231,11 @@ struct EfficiencyProfile {
     /// (chains of 200 operators queued behind a spin kernel: add, layer norm, GEMM, GEMM+add; medians 0.96-1.03
     /// us, H200, validation/results/2026-11-24-h200-block-host); a prior of the same size for other devices.
     double kernel_gap_s = 1.0e-6;
+    /// The same gap between the kernels of a replayed CUDA graph (op_bench.py `kernel_gap`'s chains captured in one
+    /// graph: medians 0.06-0.35 us, 0.29 us over the chains, against 1.09 us in a stream the same run; H200,
+    /// validation/results/2026-11-25-h200-generated): a graph's kernels run that much closer than event-timed
+    /// kernel times (which hold `kernel_gap_s`) say.
+    double graph_kernel_gap_s = 0.29e-6;
     /// Tile shapes a GEMM library picks between (output tile M × N per thread block, one block per SM per wave):
     /// the large tile at full efficiency, the small one at `small_tile_efficiency` of it.
     int large_tile_m = 128;
@@ -296,6 +301,8 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
         if (value != 0) fraction(value, name);  // 0: as without dropout
     if (!(p.launch_s >= 0 && p.launch_s < 1)) detail::fail(where, ": launch_s must be in [0, 1) seconds");
     if (!(p.kernel_gap_s >= 0 && p.kernel_gap_s < 1e-4)) detail::fail(where, ": kernel_gap_s must be in [0, 1e-4) seconds");
+    if (!(p.graph_kernel_gap_s >= 0 && p.graph_kernel_gap_s < 1e-4))
+        detail::fail(where, ": graph_kernel_gap_s must be in [0, 1e-4) seconds (above kernel_gap_s it is taken as kernel_gap_s)");
     if (p.large_tile_m < 1 || p.large_tile_n < 1 || p.small_tile_m < 1 || p.small_tile_n < 1 ||
         p.large_tile_m > 4096 || p.large_tile_n > 4096 || p.small_tile_m > 4096 || p.small_tile_n > 4096)
         detail::fail(where, ": tile sizes must be in [1, 4096]");

@@ -136,6 +136,7 @@ public:
           s_per_byte_(1.0 / byte_rate_),
           launch_s_(profile.launch_s),
           kernel_gap_s_(profile.kernel_gap_s),
+          graph_kernel_gap_s_(std::min(profile.graph_kernel_gap_s, profile.kernel_gap_s)),
           tiles_(tilings(profile, device.sms)),
           unaligned_even_(profile.unaligned_even),
           unaligned_odd_(profile.unaligned_odd),
@@ -358,6 +359,8 @@ public:
     [[nodiscard]] double launch_s() const { return launch_s_; }
     /// The GPU's gap between back-to-back kernels inside each kernel time (EfficiencyProfile::kernel_gap_s).
     [[nodiscard]] double kernel_gap_s() const { return kernel_gap_s_; }
+    /// The gap between the kernels of a replayed CUDA graph (at most `kernel_gap_s`).
+    [[nodiscard]] double graph_kernel_gap_s() const { return graph_kernel_gap_s_; }
     /// The ridge point (FLOP/B) of the datasheet roofs: matrix work when `matrix`, else the FP32 vector units.
     [[nodiscard]] double ridge_flops_per_byte(bool matrix = true) const {
         return (matrix ? peak_ : vector_peak_) / bandwidth_;
@@ -446,7 +449,7 @@ private:
     double matrix_rate_, vector_rate_, byte_rate_;
     double s_per_mac_, s_per_conv_mac_, s_per_flop_, s_per_byte_;
     double launch_s_;
-    double kernel_gap_s_;
+    double kernel_gap_s_, graph_kernel_gap_s_;
     Tilings tiles_;
     double unaligned_even_ = 1, unaligned_odd_ = 1;
     bool tensor_math_ = false;

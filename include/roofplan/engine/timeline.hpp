@@ -83,8 +83,11 @@ template <class Steps>
 Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostCosts& host, bool keep_kernels) {
     Timeline out;
     const std::size_t count = steps.size();
-    double launches = 0;
-    const double kernel_gap = roofline.kernel_gap_s();
+    double launches = 0, graph_launches = 0;
+    const double kernel_gap = roofline.kernel_gap_s(), graph_gap = roofline.graph_kernel_gap_s();
+    // A replayed CUDA graph runs its kernels closer together than a stream does: each kernel in one is shorter than
+    // its event-timed time (which holds the stream's gap) by the difference.
+    const double graph_shave = kernel_gap - graph_gap;
     if (keep_kernels) out.kernels.reserve(count);
     double cpu = 0, gpu = 0;
     bool in_graph = false;
@@ -92,8 +95,12 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
         const Kernel& k = steps.structure(i);
         if (k.host == HostOp::graph) in_graph = true;
         else if (k.host != HostOp::none || k.part == StepPart::optimizer) in_graph = false;
-        const KernelTime t = steps.time(i, roofline);
+        KernelTime t = steps.time(i, roofline);
         if (t.launches == 0) continue;  // part of a measured convolution pass, counted and timed with it
+        if (in_graph) {
+            t.total_s = std::max(0.0, t.total_s - graph_shave * t.launches);
+            graph_launches += t.launches;
+        }
         if (k.sync_before) cpu = std::max(cpu, gpu) + host.sync_s;
         // A measured convolution pass that launches several kernels (cuDNN's FFT, Winograd): each further one is
         // one more launch from the host (or node of the graph).
@@ -112,9 +119,9 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
         if (keep_kernels) out.kernels.push_back({steps.kernel(i), t, cpu, start});
     }
     out.kernel_count = static_cast<std::size_t>(launches + 0.5);
-    // Every kernel's fitted time holds the gap that follows it (event-timed benchmarks include it); a profiler
-    // shows that gap as idle.
-    out.gpu_gap_s = std::min(kernel_gap * launches, out.gpu_busy_s);
+    // Every kernel's fitted time holds the gap that follows it (event-timed benchmarks include it; in a graph the
+    // graph's gap); a profiler shows that gap as idle.
+    out.gpu_gap_s = std::min(kernel_gap * (launches - graph_launches) + graph_gap * graph_launches, out.gpu_busy_s);
     out.gpu_busy_s -= out.gpu_gap_s;
     out.host_s = cpu + host.sync_s;
     out.step_s = std::max(cpu, gpu) + host.sync_s;

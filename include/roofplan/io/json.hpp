@@ -280,10 +280,10 @@ inline void load_devices(DeviceCatalog& catalog, const std::string& file) {
 
 namespace detail {
 /// The top-level fields of a profile file (roofplan-profile/1).
-inline constexpr std::array<std::string_view, 29> profile_fields{
+inline constexpr std::array<std::string_view, 30> profile_fields{
     "schema",       "device",       "source",       "gemm",          "conv",          "conv_by_class", "measured_conv",
     "measured_gemm", "vector",
-    "memory",       "launch_s",     "kernel_gap_s", "small_tile_efficiency", "unaligned_even", "unaligned_odd", "power_w",
+    "memory",       "launch_s",     "kernel_gap_s", "graph_kernel_gap_s", "small_tile_efficiency", "unaligned_even", "unaligned_odd", "power_w",
     "kernel_class", "attention",    "host",         "large_tile_m", "large_tile_n",  "small_tile_m",  "small_tile_n",  "split_k_min",
     "links",        "links_system", "fit",          "sources",       "note"};
 }  // namespace detail
@@ -590,6 +590,7 @@ inline EfficiencyProfile profile_from_json(const json& j, const Device& device, 
     opt("memory", p.memory);
     opt("launch_s", p.launch_s);
     opt("kernel_gap_s", p.kernel_gap_s);
+    opt("graph_kernel_gap_s", p.graph_kernel_gap_s);
     opt("small_tile_efficiency", p.small_tile_efficiency);
     opt("unaligned_even", p.unaligned_even);
     opt("unaligned_odd", p.unaligned_odd);
@@ -621,7 +622,7 @@ inline json to_json(const EfficiencyProfile& p) {
             conv_by_class[std::string(to_string(m))] = p.conv_by_class[static_cast<std::size_t>(m)];
     json out = {{"schema", "roofplan-profile/1"}, {"source", p.source.view()}, {"gemm", gemm},
             {"conv", p.conv}, {"conv_by_class", conv_by_class}, {"vector", p.vector}, {"memory", p.memory}, {"launch_s", p.launch_s},
-            {"kernel_gap_s", p.kernel_gap_s},
+            {"kernel_gap_s", p.kernel_gap_s}, {"graph_kernel_gap_s", p.graph_kernel_gap_s},
             {"large_tile_m", p.large_tile_m}, {"large_tile_n", p.large_tile_n}, {"small_tile_m", p.small_tile_m},
             {"small_tile_n", p.small_tile_n}, {"small_tile_efficiency", p.small_tile_efficiency},
             {"split_k_min", p.split_k_min}, {"power_w", p.power_w}};

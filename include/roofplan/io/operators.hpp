@@ -160,6 +160,10 @@ inline Measurements operator_report(const json& report, const std::string& file)
                                 h.contains(kernels_key) ? detail::number(h, kernels_key, file + ": ." + section) : 0.0});
         }
     }
+    if (report.contains("kernel_gap_graph") && report.at("kernel_gap_graph").is_array())
+        for (const json& g : report.at("kernel_gap_graph"))
+            if (g.is_object() && g.contains("gap_us_median"))
+                out.graph_kernel_gaps.push_back(detail::number(g, "gap_us_median", file + ": .kernel_gap_graph[]") * 1e-6);
     if (report.contains("kernel_gap") && report.at("kernel_gap").is_array())
         for (const json& g : report.at("kernel_gap"))
             if (g.is_object() && g.contains("gap_us_median"))

@@ -206,6 +206,7 @@ struct Measurements {
     std::vector<OperatorSample> operators;  ///< kernel-class curves and misaligned GEMMs
     std::vector<HostSample> host;           ///< host dispatch costs
     std::vector<double> kernel_gaps;        ///< the GPU's gap between back-to-back kernels, seconds (per chain)
+    std::vector<double> graph_kernel_gaps;  ///< the same between a replayed CUDA graph's kernels
     std::vector<HostSpeedRound> host_speed;  ///< host cases interleaved with a probe of the host's speed
     std::vector<ConvShapeSample> conv_shapes;  ///< convolutions measured shape by shape
     std::vector<GemmShapeSample> gemm_shapes;  ///< linear layers' GEMMs measured shape by shape
@@ -224,6 +225,7 @@ inline void append(Measurements& into, const Measurements& more) {
     add(into.operators, more.operators);
     add(into.host, more.host);
     add(into.kernel_gaps, more.kernel_gaps);
+    add(into.graph_kernel_gaps, more.graph_kernel_gaps);
     add(into.host_speed, more.host_speed);
     add(into.conv_shapes, more.conv_shapes);
     add(into.gemm_shapes, more.gemm_shapes);

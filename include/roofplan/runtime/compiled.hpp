@@ -35,10 +35,12 @@ namespace roofplan::compiled {
 /// (half the FP32 peak unless calibrated): Inductor draws one Philox value per element (tl.rand), integer
 /// arithmetic that bounds a large dropout kernel, not its bytes.  Measured on an H200 (validation/results/
 /// 2026-11-25-h200-generated, op_bench.py `generated`: dropout alone, and dropout + residual add + layer norm,
-/// [8192 | 32768, 768] bf16): 3.19-3.55 ps a draw in the kernel alone (the profiler), 3.4-4.8 with the launch;
-/// 3.4 ps = 114 operations at 0.5 x 67 TFLOP/s.  Assumed to hold on other GPUs in proportion to their FP32
-/// rate (their integer units are in the same proportion on Volta to Hopper, 64 32-bit integer lanes per SM).
-inline constexpr double random_draw_flops = 114;
+/// [8192 | 32768, 768] bf16): in a training forward (inputs requiring gradients: the kernel also stores the mask
+/// and layer norm's statistics) 6.5 and 5.8 ps a draw with the launch, against 3.4-4.2 in a no_grad call; a
+/// compiled dropout runs only in training: 6.1 ps = 205 operations at 0.5 x 67 TFLOP/s.  Assumed to hold on
+/// other GPUs in proportion to their FP32 rate (Philox is integer arithmetic; NVIDIA's SMs from Volta to Hopper
+/// have 64 32-bit integer lanes each, their FP32 lanes 64 or 128: a stated approximation).
+inline constexpr double random_draw_flops = 205;
 
 /// Layers are first lowered as eager PyTorch would run them; `fuse` then rewrites the step.  Pooling is the
 /// compiler's own generated kernel, not PyTorch's native one (in inference max pooling writes no indices: nothing
