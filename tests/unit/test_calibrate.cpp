@@ -1173,6 +1173,16 @@ TEST_CASE("torch.compile's generated kernels: two classes and the random draw fr
     const auto resnet = lowered("resnet50", Mode::infer);
     CHECK(std::count_if(resnet.begin(), resnet.end(), [](const Kernel& k) { return k.kind == KernelClass::generated_reduction; }) == 1);
     CHECK(std::count_if(resnet.begin(), resnet.end(), [](const Kernel& k) { return k.kind == KernelClass::generated; }) > 50);
+    // In training, PyTorch's native batch norm (amp-bf16, channels-last) splits into its statistics (a reduction)
+    // and its transform (pointwise, as Inductor generates it): 53 of each, the backward alike.
+    // (The statistics chain is named after its first kernel, the module's batch count.)
+    int statistics = 0, transforms = 0;
+    for (const Kernel& k : lowered("resnet50", Mode::train)) {
+        if (k.part == StepPart::forward && k.kind == KernelClass::generated_reduction) ++statistics;
+        if (k.what == "batch norm transform") transforms += k.kind == KernelClass::generated;
+    }
+    CHECK(statistics == 53 + 2);  // and the chain into the global average pool, and the loss
+    CHECK(transforms == 53);
 }
 
 TEST_CASE("the H200's reduction, cast and layout-copy classes predict the H100's own single operators") {

@@ -624,8 +624,8 @@ def predicted_categories(dump):
         host, part = k["host"], k["part"]
         L = k["launches"] * h["launch_s"]
         base = 0.0
-        if host == 5:
-            base = dump["host_costs"].get("graph_s", 0.0)
+        if host == 5:  # a graph's launch: torch.compile's call into it (call 3), or an engine's raw launch
+            base = dump["host_costs"].get("compiled_graph_call_s" if k["call"] == 3 else "graph_s", 0.0)
         elif k["call"] == 1:  # batch norm's own costs
             base = {1: h.get("batch_norm_forward_s", 0), 3: h.get("batch_norm_backward_s", 0)}.get(host, 0.0)
         elif host == 0:

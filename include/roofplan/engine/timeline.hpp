@@ -97,8 +97,12 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
         else if (k.host != HostOp::none || k.part == StepPart::optimizer) in_graph = false;
         KernelTime t = steps.time(i, roofline);
         if (t.launches == 0) continue;  // part of a measured convolution pass, counted and timed with it
-        if (in_graph) {
-            t.total_s = std::max(0.0, t.total_s - graph_shave * t.launches);
+        if (in_graph) {  // the difference comes off the fixed part first (never more than half the kernel)
+            const double cut = std::min(graph_shave * t.launches, t.total_s / 2);
+            t.launch_s = std::max(0.0, t.launch_s - cut);
+            t.total_s -= cut;
+            if (t.bound == Bound::latency && t.launch_s < t.total_s - t.launch_s)
+                t.bound = t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
             graph_launches += t.launches;
         }
         if (k.sync_before) cpu = std::max(cpu, gpu) + host.sync_s;

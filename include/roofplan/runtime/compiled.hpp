@@ -36,7 +36,7 @@ namespace roofplan::compiled {
 /// arithmetic that bounds a large dropout kernel, not its bytes.  Measured on an H200 (validation/results/
 /// 2026-11-25-h200-generated, op_bench.py `generated`: dropout alone, and dropout + residual add + layer norm,
 /// [8192 | 32768, 768] bf16): in a training forward (inputs requiring gradients: the kernel also stores the mask
-/// and layer norm's statistics) 6.5 and 5.8 ps a draw with the launch, against 3.4-4.2 in a no_grad call; a
+/// and layer norm's statistics) 6.5 and 5.8 ps a draw after the 3.4 us fixed cost, against 3.3-4.2 in a no_grad call; a
 /// compiled dropout runs only in training: 6.1 ps = 205 operations at 0.5 x 67 TFLOP/s.  Assumed to hold on
 /// other GPUs in proportion to their FP32 rate (Philox is integer arithmetic; NVIDIA's SMs from Volta to Hopper
 /// have 64 32-bit integer lanes each, their FP32 lanes 64 or 128: a stated approximation).
@@ -79,10 +79,12 @@ constexpr bool fusable(const Kernel& k) {
 /// A kernel that reduces (writes far less than it reads) ends a fusion chain.
 constexpr bool reduces(const Kernel& k) { return k.bytes_written * 8 < k.bytes_read; }
 /// Whether a kernel in a chain makes the generated kernel a reduction (over rows: layer norm, softmax, the loss;
-/// over columns: batch-norm statistics, bias sums).
+/// over columns: batch-norm statistics, bias sums).  PyTorch's native batch norm splits into kernels that reduce
+/// (statistics, the backward's sums: they write far less than they read) and pointwise ones (the transform, the
+/// backward's elementwise pass), which Inductor generates as pointwise kernels.
 constexpr bool reducing(const Kernel& k) {
-    return k.kind == KernelClass::normalization || k.kind == KernelClass::batch_norm || k.kind == KernelClass::reduction ||
-           k.kind == KernelClass::softmax || k.kind == KernelClass::loss || reduces(k);
+    return k.kind == KernelClass::normalization || k.kind == KernelClass::reduction || k.kind == KernelClass::softmax ||
+           k.kind == KernelClass::loss || reduces(k);
 }
 /// The class of the kernel a compiler generates for a chain: the compiler's own kernels' rate (op_bench.py's
 /// `generated` cases), not that of the library kernels it replaces.
