@@ -7,7 +7,9 @@ each case's `roofplan_command` with `--kernels --json`, and prints per class the
 measured and predicted, marking classes whose counts differ by more than --tolerance kernels.
 
 The classes are compared by name after folding roofplan's finer ones into the inventory's (batch_norm into
-normalization, the pooling kinds into pooling, copy_cast, widening_cast and layout_copy into copy/cast).  The inventory classes a kernel by its
+normalization, the pooling kinds into pooling, copy_cast, widening_cast and layout_copy into copy/cast, a compiled
+run's generated kernels into elementwise and its generated reductions into normalization, as the inventory names most
+Triton kernels).  The inventory classes a kernel by its
 name (rp_common.kernel_class), so a cuDNN convolution that runs a GEMM kernel (nvjet, xmma_gemm, FFT's complex
 GEMMs) counts as gemm there and as conv here, and a split-K reduction as gemm there and as reduction here: compare
 the totals of such pairs, and read kernel_inventory.py's per-operator rows for the attribution.
@@ -23,7 +25,7 @@ import sys
 
 FOLD = {"batch_norm": "normalization", "batch_norm_inference": "normalization", "pooling_nhwc": "pooling", "pooling_backward": "pooling",
         "copy_cast": "copy/cast", "widening_cast": "copy/cast",
-        "layout_copy": "copy/cast"}
+        "layout_copy": "copy/cast", "generated": "elementwise", "generated_reduction": "normalization"}
 
 
 def predicted(roofplan, command, device):
