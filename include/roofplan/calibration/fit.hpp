@@ -341,16 +341,14 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     for (const auto& [m, convs] : conv)
         out.quality.push_back(detail::fit_conv_class(m, convs, device, conv_layout, out.profile));
     fit_operators(samples, device, out);
-    if (!samples.kernel_gaps.empty()) {  // the median over the chains of op_bench.py's kernel_gap group
-        std::vector<double> gaps = samples.kernel_gaps;
-        std::sort(gaps.begin(), gaps.end());
-        out.profile.kernel_gap_s = std::clamp(gaps[gaps.size() / 2], 0.0, 5e-5);
-    }
-    if (!samples.graph_kernel_gaps.empty()) {  // the same chains replayed as one CUDA graph
-        std::vector<double> gaps = samples.graph_kernel_gaps;
-        std::sort(gaps.begin(), gaps.end());
-        out.profile.graph_kernel_gap_s = std::clamp(gaps[gaps.size() / 2], 0.0, out.profile.kernel_gap_s);
-    }
+    // The medians over the chains of op_bench.py's kernel_gap group: in a stream, and replayed as one CUDA graph.
+    const auto median = [](std::vector<double> v) {
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        return v[v.size() / 2];
+    };
+    if (!samples.kernel_gaps.empty()) out.profile.kernel_gap_s = std::clamp(median(samples.kernel_gaps), 0.0, 5e-5);
+    if (!samples.graph_kernel_gaps.empty())
+        out.profile.graph_kernel_gap_s = std::clamp(median(samples.graph_kernel_gaps), 0.0, out.profile.kernel_gap_s);
     fit_conv_shapes(samples, device, out);
     fit_gemm_shapes(samples, device, out);
     fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges

@@ -325,8 +325,8 @@ inline int fit_compiled_host(const std::vector<HostSample>& samples, HostCosts& 
     if (graphs.size() >= 2) {
         const auto [call, per_kernel] = detail::fit_fixed_and_slope(graphs);
         host.compiled_graph_call_s = std::max(0.0, call);
-        host.graph_node_s = std::max(0.0, per_kernel);
-        fitted += 2;
+        host.graph_node_s = std::max(0.0, per_kernel);  // replaces fit_host's raw replay figure (counted there)
+        ++fitted;
     }
     // Every chain of every report is a point of the line (pooled over leases, as the scaler's pairs are); a forward +
     // backward pairs with the inference of its length measured last before it (the same report's).
@@ -516,13 +516,8 @@ inline int fit_host(const std::vector<HostSample>& samples, HostCosts& host) {
         if (!adam) host.optimizer_s = per_op;
         ++fitted;
     }
-    // A raw graph's replay per kernel; the reduce-overhead chains' slope replaces it below when a report has them.
-    const HostSample* graph = find("CUDA graph replay of 100 tiny adds");
-    const bool graph_chains = std::count_if(samples.begin(), samples.end(), [](const HostSample& s) {
-                                  return s.name.starts_with("torch.compile reduce-overhead, ") && s.name.ends_with("inference (no_grad)") &&
-                                         s.seconds > 0 && s.kernels > 0;
-                              }) >= 2;
-    if (graph && !graph_chains) host.graph_node_s = graph->seconds / 100, ++fitted;
+    // A raw graph's replay per kernel; fit_compiled_host's reduce-overhead chains replace it when a report has them.
+    if (const HostSample* graph = find("CUDA graph replay of 100 tiny adds")) host.graph_node_s = graph->seconds / 100, ++fitted;
     if (const HostSample* view = find("view (no kernel)")) host.view_s = view->seconds, ++fitted;
     const HostSample* call = find("nn.Linear(64,64) call (no_grad)");
     const HostSample* mm = find("mm 64x64 (no_grad)");

@@ -46,14 +46,8 @@ inline constexpr double random_draw_flops = 205;
 /// compiler's own generated kernel, not PyTorch's native one (in inference max pooling writes no indices: nothing
 /// reads them); dropout draws its mask in the generated kernel (`random_draw_flops` a value).
 inline void lower_node(Emitter& e, const Node& node) {
-    if (const auto* drop = std::get_if<Dropout>(&node.layer); drop && e.training() && drop->config().probability > 0) {
-        using runtime_detail::stream_kernel;
-        const double width = bytes_of(e.stream());
-        const double elements = static_cast<double>(e.batch()) * static_cast<double>(node.repeat) *
-                                static_cast<double>(drop->input_shape().elements());
-        e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "dropout", width * elements, (width + 1) * elements,
-                                (2 + random_draw_flops) * elements));
-        e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "dropout backward", (width + 1) * elements, width * elements, elements));
+    if (const auto* drop = std::get_if<Dropout>(&node.layer)) {
+        eager::dropout(e, {node, static_cast<double>(e.batch()) * static_cast<double>(node.repeat)}, *drop, random_draw_flops);
         return;
     }
     if (const auto* pool = std::get_if<Pool2D>(&node.layer)) {

@@ -381,15 +381,18 @@ inline void rule(Emitter& e, const At& at, const Activation& l) {
 }
 
 /// Dropout: training writes the output and a one-byte mask; inference launches nothing, but the module is still
-/// called (nn.Dropout in eval mode returns its input: a module call's host cost).
-inline void rule(Emitter& e, const At& at, const Dropout& l) {
+/// called (nn.Dropout in eval mode returns its input: a module call's host cost).  `draw_flops`: what each random
+/// draw costs on top, in vector operations (the compiled runtime's Philox; PyTorch's own kernel: in its class fit).
+inline void dropout(Emitter& e, const At& at, const Dropout& l, double draw_flops = 0) {
     if (!e.training()) e.host_only(1);
     if (!e.training() || l.config().probability <= 0) return;
     const double width = bytes_of(e.stream());
     const double elements = at.instances * static_cast<double>(l.input_shape().elements());
-    e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "dropout", width * elements, (width + 1) * elements, 2 * elements));
+    e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "dropout", width * elements, (width + 1) * elements,
+                            (2 + draw_flops) * elements));
     e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "dropout backward", (width + 1) * elements, width * elements, elements));
 }
+inline void rule(Emitter& e, const At& at, const Dropout& l) { dropout(e, at, l); }
 
 /// Residual adds: the sum in the wider dtype; backward, the branch point accumulates two gradients (and a
 /// type-promoting add casts the gradient of its narrower input).
