@@ -1,8 +1,10 @@
 // SPEC.md §2 scenario 3, data-parallel PyTorch training on NVIDIA DGX-2, AWS p3dn.24xlarge, IBM Power AC922 and
-// Exxact TS4, as roofplan predicts it:
+// Exxact TS4, as roofplan predicts it for eager PyTorch (the eager runtime: the kernels it launches, its host):
 //   - training throughput (images or sequences per second, all GPUs) on 1, 2, 4, 8, 16 GPUs with DDP, for the
 //     source's models and per-GPU batches (V100 systems / RTX 2080 Ti system), FP32, plus ResNet-50 in mixed
-//     precision at batch 128 and 256, and ResNet-50 under nn.DataParallel;
+//     precision at batch 128 and 256, and ResNet-50 under nn.DataParallel (one process on one node: its
+//     replicas remade every step, their threads' turns at the interpreter lock, the loss, the gradients' reduction
+//     and the optimizer on GPU 0; '1 node' where the GPUs span several);
 //   - all-reduce and broadcast bus bandwidth (nccl-tests convention) for 1 MiB to 1 GiB on 2 to 16 GPUs.
 // 16 GPUs on p3dn are two nodes over 100 Gbit/s Ethernet, on the AC922 four nodes over InfiniBand; the TS4 has 8.
 // The source paper's figures (throughput vs GPUs per system, busbw vs message size) hold the measurements.
@@ -63,16 +65,18 @@ Curves throughput_table(const Workload& w, DataParallel mode) {
                 std::printf(" %17s", "-");
                 continue;
             }
-            const ParallelPrediction p = predict_parallel(predictor, d, default_profile(d),
-                                                          {.batch = batch, .precision = w.precision}, s,
+            if (mode == DataParallel::dp && g > s.gpus_per_node) {
+                std::printf(" %17s", "1 node");
+                continue;
+            }
+            const PredictRequest request{.batch = batch, .precision = w.precision, .runtime = Runtime::eager};
+            const ParallelPrediction p = predict_parallel(predictor, d, default_profile(d), request, s,
                                                           {.gpus = g, .mode = mode});
             checks.expect(p.scaling_efficiency > 0 && p.scaling_efficiency <= 1 + 1e-12,
                           std::string(sid) + ": scaling efficiency in (0, 1]");
             if (g == 1)
                 checks.expect(roofplan_examples::close(p.throughput_samples_per_s,
-                                                       predictor(d, default_profile(d),
-                                                                 {.batch = batch, .precision = w.precision})
-                                                           .throughput_samples_per_s),
+                                                       predictor(d, default_profile(d), request).throughput_samples_per_s),
                               std::string(sid) + ": one GPU under DDP = the single-GPU prediction");
             char buf[40];
             if (!p.gpu.fits) std::snprintf(buf, sizeof buf, "OOM (max %lld)", static_cast<long long>(p.gpu.max_batch));
@@ -127,7 +131,8 @@ std::vector<roofplan_examples::Series> busbw_tables(Collective op) {
 int main(int argc, char** argv) {
     const std::string dir = argc > 1 ? std::string(argv[1]) + "/" : "";
     std::printf("Data-parallel training on DGX-2 / p3dn.24xlarge / AC922 / TS4 (SPEC.md section 2, scenario 3):\n"
-                "roofplan's predictions with the default efficiency profiles; '-': more GPUs than the system has.\n");
+                "roofplan's predictions for eager PyTorch with the default efficiency profiles; '-': more GPUs than\n"
+                "the system has; '1 node': nn.DataParallel drives the GPUs of one node.\n");
     const Workload workloads[] = {
         {"alexnet", 256, 64, Precision::fp32},     {"resnet18", 256, 64, Precision::fp32},
         {"resnet50", 256, 64, Precision::fp32},    {"resnet101", 128, 64, Precision::fp32},

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace roofplan;
 
@@ -1289,4 +1290,97 @@ TEST_CASE("host-speed sensitivities from op_bench's host_speed rounds: the recor
     io::json bad = io::json::parse(R"({"tool": "roofplan-ops", "provenance": {"date_utc": "x"}, "cases": [],
         "host_speed": {"rounds": [{"probe_us": [1.2, "fast"], "host_us_per_op": {}}]}})");
     CHECK_THROWS_WITH_AS(io::operator_report(bad, "x.json"), doctest::Contains("x.json: .host_speed.rounds[0].probe_us[1]"), std::exception);
+}
+
+namespace {
+/// A roofplan-ops report with only a dp_host section: replicate's Python and the threaded forwards as op_bench.py
+/// writes them (microseconds keyed by the replica count).
+io::json dp_host_report(const std::vector<std::tuple<std::string, double, double, double>>& replicate,
+                        const std::vector<std::pair<std::string, std::map<int, double>>>& forwards,
+                        const std::map<std::string, std::map<int, double>>& replicate_us) {
+    io::json rep = io::json::array(), fwd = io::json::array();
+    for (const auto& [model, modules, params, buffers] : replicate) {
+        io::json t = io::json::object();
+        for (const auto& [n, us] : replicate_us.at(model)) t[std::to_string(n)] = us;
+        rep.push_back({{"model", model}, {"modules", modules}, {"parameters", params}, {"buffers", buffers}, {"host_us", t}});
+    }
+    for (const auto& [model, times] : forwards) {
+        io::json t = io::json::object();
+        for (const auto& [n, us] : times) t[std::to_string(n)] = us;
+        fwd.push_back({{"model", model}, {"precision", "fp32"}, {"wall_us", t}});
+    }
+    return {{"tool", "roofplan-ops"}, {"schema", 1}, {"provenance", {{"date_utc", "synthetic"}}}, {"cases", io::json::array()},
+            {"dp_host", {{"replicate", rep}, {"parallel_apply", fwd}, {"meta_threads", io::json::array()}}}};
+}
+}  // namespace
+
+TEST_CASE("nn.DataParallel's host costs: the fit returns known costs from op_bench's dp_host records; bad records are errors") {
+    const Device& d = find_device("h200");
+    // Known costs: replicate = modules x 9 us + tensors x 0.5 us + N (modules x 6 us + tensors x 2.5 us); N forwards
+    // = N (1.3 T1 + 80 us).
+    const double m1 = 9, t1 = 0.5, m = 6, t = 2.5, share = 1.3, thread = 80;
+    const std::vector<std::tuple<std::string, double, double, double>> models{
+        {"resnet18", 68, 62, 60}, {"resnet50", 151, 161, 159}, {"bert-base", 229, 199, 2}, {"chain64", 65, 128, 0}};
+    std::map<std::string, std::map<int, double>> replicate_us;
+    for (const auto& [model, modules, params, buffers] : models)
+        for (int n : {1, 2, 4, 8})
+            replicate_us[model][n] = modules * m1 + (params + buffers) * t1 + n * (modules * m + (params + buffers) * t);
+    std::vector<std::pair<std::string, std::map<int, double>>> forwards;
+    for (const auto& [model, t1] : {std::pair<std::string, double>{"resnet18", 2500}, {"resnet50", 6000}, {"bert-base", 4500}}) {
+        std::map<int, double> times{{1, t1}};
+        for (int n : {2, 4, 8}) times[n] = n * (share * t1 + thread);
+        forwards.emplace_back(model, times);
+    }
+    const Measurements s = io::operator_report(dp_host_report(models, forwards, replicate_us), "dp.json");
+    CHECK(s.data_parallel_host.size() == 4 * 4 + 3 * 4);
+    HostCosts h;
+    const calibration::DataParallelHostFit fit = calibration::fit_data_parallel_host(s.data_parallel_host, h);
+    CHECK(fit.replicate_samples == 16);
+    CHECK(fit.forward_samples == 9);
+    CHECK(h.dp_replicate_module_once_s == doctest::Approx(m1 * 1e-6).epsilon(1e-6));
+    CHECK(h.dp_replicate_tensor_once_s == doctest::Approx(t1 * 1e-6).epsilon(1e-6));
+    CHECK(h.dp_replicate_module_s == doctest::Approx(m * 1e-6).epsilon(1e-6));
+    CHECK(h.dp_replicate_tensor_s == doctest::Approx(t * 1e-6).epsilon(1e-6));
+    CHECK(h.dp_lock_share == doctest::Approx(share).epsilon(1e-6));
+    CHECK(h.dp_thread_s == doctest::Approx(thread * 1e-6).epsilon(1e-6));
+    CHECK(fit.replicate_worst < 1e-9);
+    CHECK(fit.forward_worst < 1e-9);
+    // `roofplan calibrate` on the report alone fits them and says how well, and the profile carries them.
+    const calibration::Calibration c = calibration::fit(s, d);
+    CHECK(c.profile.host.dp_lock_share == doctest::Approx(share).epsilon(1e-6));
+    const bool reported = std::any_of(c.quality.begin(), c.quality.end(),
+                                      [](const calibration::FitQuality& q) { return q.what.starts_with("nn.DataParallel lock share"); });
+    CHECK(reported);
+    const io::json written = io::to_json(c.profile);
+    CHECK(written.at("host").at("dp_lock_share").get<double>() == doctest::Approx(share));
+    CHECK(io::profile_from_json(written, d, "round.json").host == c.profile.host);
+
+    // The recorded run (validation/results/2026-12-07-devvm-dp-host) gives the defaults of HostCosts.
+    const std::string recorded = ROOFPLAN_SOURCE_DIR "/validation/results/2026-12-07-devvm-dp-host/ops_dp_host_devvm.json";
+    const Measurements r = io::operator_report(io::parse(io::read_text(recorded), recorded), recorded);
+    CHECK(r.data_parallel_host.size() == 6 * 4);  // replicate only: the forwards need CUDA devices
+    HostCosts from_record;
+    const calibration::DataParallelHostFit recorded_fit = calibration::fit_data_parallel_host(r.data_parallel_host, from_record);
+    CHECK(recorded_fit.replicate_samples == 24);
+    CHECK(recorded_fit.forward_samples == 0);
+    const HostCosts defaults;
+    CHECK(from_record.dp_replicate_module_s == doctest::Approx(defaults.dp_replicate_module_s).epsilon(0.01));
+    CHECK(from_record.dp_replicate_tensor_s == doctest::Approx(defaults.dp_replicate_tensor_s));
+    CHECK(from_record.dp_replicate_module_once_s == doctest::Approx(defaults.dp_replicate_module_once_s).epsilon(0.02));
+    CHECK(from_record.dp_replicate_tensor_once_s == doctest::Approx(defaults.dp_replicate_tensor_once_s).epsilon(0.02));
+    CHECK(from_record.dp_lock_share == defaults.dp_lock_share);  // no forwards recorded: the prior stays
+    CHECK(recorded_fit.replicate_median < 0.15);
+
+    // Bad input: a replica count that is not one, a time that is not positive, a profile's share above 8.
+    io::json bad = dp_host_report(models, forwards, replicate_us);
+    bad["dp_host"]["replicate"][1]["host_us"]["two"] = 5.0;
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "bad.json"),
+                         doctest::Contains("bad.json: .dp_host.replicate[1].host_us.two: expected a replica count in [1, 1024]"), Error);
+    bad = dp_host_report(models, forwards, replicate_us);
+    bad["dp_host"]["parallel_apply"][0]["wall_us"]["4"] = -3.0;
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "neg.json"),
+                         doctest::Contains("neg.json: .dp_host.parallel_apply[0].wall_us.4: expected a positive finite time"), Error);
+    io::json profile = written;
+    profile["host"]["dp_lock_share"] = 9.5;
+    CHECK_THROWS_WITH_AS((void)io::profile_from_json(profile, d, "share.json"), doctest::Contains("dp_lock_share must be a number in [0, 8]"), Error);
 }

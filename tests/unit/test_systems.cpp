@@ -352,3 +352,91 @@ TEST_CASE("a GPU-count sweep reports the counts a system cannot run as errors, n
     REQUIRE(points[2].error);
     CHECK(points[2].error->field() == "gpus");
 }
+
+TEST_CASE("nn.DataParallel as it runs: replicas remade each step, threads at the interpreter lock, GPU 0's extra work") {
+    // What replicate copies per replica, counted as torchvision builds the models (modules(), parameters(),
+    // buffers(): resnet18 68 modules, 62 parameters, 60 buffers; resnet50 151, 161, 159).
+    const Model r18 = models::build("resnet18"), r50 = models::build("resnet50");
+    CHECK(replicated_state(r18).modules == 68);
+    CHECK(replicated_state(r18).tensors == 62 + 60);
+    CHECK(replicated_state(r50).modules == 151);
+    CHECK(replicated_state(r50).tensors == 161 + 159);
+    // Hugging Face's BertModel (transformers 4.36): 228 modules, 199 parameters, 2 buffers (the position and token
+    // type ids, which replicated_state does not count: 1% of the tensors).
+    const Model bert = models::build("bert-base");
+    CHECK(replicated_state(bert).modules == 228);
+    CHECK(replicated_state(bert).tensors == 199);
+    // GPT2LMHeadModel: 164 modules, 148 parameters (the LM head tied to the token embedding), 24 buffers (the
+    // attention masks, not counted).
+    const Model gpt2 = models::build("gpt2");
+    CHECK(replicated_state(gpt2).modules == 164);
+    CHECK(replicated_state(gpt2).tensors == 148);
+
+    const System& s = find_system("dgx2");
+    const Device& d = find_device(s.device.view());
+    const EfficiencyProfile prof = default_profile(d);
+    const Predictor p(r50);
+    const PredictRequest eager{.batch = 32, .runtime = Runtime::eager};
+    const Prediction alone = p(d, prof, eager);
+    // One GPU: DataParallel runs the module as it is (no replicas, no threads).
+    const ParallelPrediction one = predict_parallel(p, d, prof, eager, s, {.gpus = 1, .mode = DataParallel::dp});
+    CHECK(one.step_time.value() == doctest::Approx(alone.step_time.value()));
+    CHECK(one.scaling_efficiency == doctest::Approx(1.0));
+    // Eight GPUs: the host's replicate and threads as the profile's costs say, the forward's dispatch slowed.
+    const ParallelPrediction dp8 = predict_parallel(p, d, prof, eager, s, {.gpus = 8, .mode = DataParallel::dp});
+    const HostCosts& h = prof.host;
+    CHECK(dp8.dp.replicate_host_s == doctest::Approx(151 * h.dp_replicate_module_once_s + 320 * h.dp_replicate_tensor_once_s +
+                                                     8 * (151 * h.dp_replicate_module_s + 320 * h.dp_replicate_tensor_s)));
+    CHECK(dp8.dp.threads_host_s == doctest::Approx(8 * h.dp_thread_s));
+    CHECK(dp8.dp.forward_host_scale == doctest::Approx(std::max(1.0, 8 * h.dp_lock_share)));
+    CHECK(dp8.dp.broadcast_s > 0);
+    CHECK(dp8.dp.reduce_s > 0);
+    CHECK(dp8.dp.scatter_s > 0);  // the batch made on GPU 0 goes to the other seven
+    CHECK(dp8.step_time.value() > alone.step_time.value() + dp8.dp.reduce_s);
+    const ParallelPrediction ddp8 = predict_parallel(p, d, prof, eager, s, {.gpus = 8});
+    CHECK(dp8.throughput_samples_per_s < ddp8.throughput_samples_per_s);
+    // Efficiency falls with every doubling of the GPUs; never above one.
+    double last = 1.0;
+    for (int g : {2, 4, 8, 16}) {
+        const double e = predict_parallel(p, d, prof, eager, s, {.gpus = g, .mode = DataParallel::dp}).scaling_efficiency;
+        CHECK(e < last);
+        CHECK(e > 0);
+        last = e;
+    }
+    // No lock contention with a lock share of zero; the ideal runtime has no host at all.
+    EfficiencyProfile free_lock = prof;
+    free_lock.host.dp_lock_share = 0;
+    CHECK(predict_parallel(p, d, free_lock, eager, s, {.gpus = 8, .mode = DataParallel::dp}).dp.forward_host_scale == 1);
+    const ParallelPrediction ideal = predict_parallel(p, d, prof, {.batch = 32}, s, {.gpus = 8, .mode = DataParallel::dp});
+    CHECK(ideal.dp.replicate_host_s == 0);
+    CHECK(ideal.dp.forward_host_scale == 1);
+    // One process: a second node is an error that says so.
+    const System& p3dn = find_system("aws-p3dn");
+    CHECK_THROWS_WITH_AS(predict_parallel(p, find_device(p3dn.device.view()), prof, eager, p3dn,
+                                          {.gpus = 16, .mode = DataParallel::dp}),
+                         doctest::Contains("nn.DataParallel drives the GPUs of one node"), Error);
+}
+
+TEST_CASE("a forward's host dispatch scaled: the timeline's host time grows by the forward kernels' own costs") {
+    // A V100 (no measured tables: every kernel one launch) in FP32 (no synchronisation inside the step).
+    const Model m = models::build("resnet18");
+    const Device& d = find_device("v100-sxm2-32gb");
+    const EfficiencyProfile prof = default_profile(d);
+    const LoweredStep step = lower(m, 4, {Precision::fp32, Mode::train, Optimizer::sgd, true}, Runtime::eager);
+    const Roofline roofline(d, prof, math_class(d, Precision::fp32, Mode::train));
+    double forward = 0;
+    for (const Kernel& k : step.kernels)
+        if (k.part == StepPart::forward) forward += host_cost(k, prof.host);
+    const Timeline base = simulate(step.kernels, roofline, prof.host);
+    const Timeline slow = simulate(step.kernels, roofline, prof.host, false, 2.5);
+    CHECK(slow.host_s - base.host_s == doctest::Approx(1.5 * forward).epsilon(1e-9));
+    CHECK(slow.step_s >= base.step_s);
+    // Through the predictor: the same, and a scale below one is refused.
+    const Predictor p(m);
+    PredictRequest r{.batch = 4, .precision = Precision::fp32, .runtime = Runtime::eager};
+    const double host1 = p(d, prof, r).host_s;
+    r.forward_host_scale = 2.5;
+    CHECK(p(d, prof, r).host_s - host1 == doctest::Approx(1.5 * forward).epsilon(1e-9));
+    r.forward_host_scale = 0.5;
+    CHECK_THROWS_WITH_AS((void)p(d, prof, r), doctest::Contains("forward's host scale must be a number in [1, 1000]"), Error);
+}

@@ -341,6 +341,20 @@ json system_json(const Resolved& r, const System& s, const ParallelRequest& pr, 
     out["throughput_samples_per_s"] = p.throughput_samples_per_s;
     out["throughput_per_gpu_alone"] = p.alone_samples_per_s;
     out["samples_per_joule"] = p.throughput_samples_per_s / (p.gpus * p.gpu.power.value());
+    if (pr.mode == DataParallel::dp) {
+        const DataParallelCosts& d = p.dp;
+        out["dp"] = {{"scatter_s", d.scatter_s},
+                     {"broadcast_s", d.broadcast_s},
+                     {"replicate_host_s", d.replicate_host_s},
+                     {"threads_host_s", d.threads_host_s},
+                     {"forward_host_scale", d.forward_host_scale},
+                     {"gather_s", d.gather_s},
+                     {"loss_s", d.loss_s},
+                     {"reduce_s", d.reduce_s},
+                     {"host_exposed_s", d.host_exposed_s},
+                     {"replicated_modules", d.modules},
+                     {"replicated_tensors", d.tensors}};
+    }
     if (pr.input.source != InputSource::synthetic) {
         out["input"] = to_string(pr.input.source);
         out["input_copy_s"] = p.input_copy_time.value();
@@ -390,11 +404,24 @@ void print_system(const Resolved& r, const System& s, const ParallelRequest& pr,
               << "  scaling           " << fixed(100 * p.scaling_efficiency, 1) << "% efficiency\n"
               << "  step time         " << seconds_text(p.step_time.value()) << " = compute "
               << seconds_text(p.compute_time.value()) << " + exposed communication "
-              << seconds_text(p.exposed_comm.value()) << " (" << fixed(100 * p.comm_fraction, 1) << "%)\n"
+              << seconds_text(p.exposed_comm.value()) << " (" << fixed(100 * p.comm_fraction, 1) << "%)"
+              << (p.dp.host_exposed_s > 0 ? " + nn.DataParallel's host " + seconds_text(p.dp.host_exposed_s) : std::string())
+              << "\n"
               << "  communication     " << seconds_text(p.comm_time.value()) << " per step in all, "
               << (p.comm_hidden ? "hidden behind the backward pass" : "partly exposed") << "\n";
+    if (pr.mode == DataParallel::dp && p.gpus > 1) {
+        const DataParallelCosts& d = p.dp;
+        std::cout << "  nn.DataParallel   scatter " << seconds_text(d.scatter_s) << " + broadcast "
+                  << seconds_text(d.broadcast_s) << " beside replicate's Python " << seconds_text(d.replicate_host_s)
+                  << " and " << p.gpus << " threads " << seconds_text(d.threads_host_s) << "; forward dispatch x"
+                  << fixed(d.forward_host_scale, 2) << " (the interpreter lock); gather "
+                  << seconds_text(d.gather_s) << ", loss on GPU 0 +" << seconds_text(d.loss_s) << ", gradients reduced "
+                  << seconds_text(d.reduce_s) << "\n";
+    }
     if (pr.input.source == InputSource::synthetic)
-        std::cout << "  input             synthetic: made on each GPU (--input-source for a real pipeline)\n";
+        std::cout << "  input             synthetic: made on "
+                  << (pr.mode == DataParallel::dp ? "GPU 0 and scattered" : "each GPU")
+                  << " (--input-source for a real pipeline)\n";
     else
         std::cout << "  input             " << to_string(pr.input.source) << ": "
                   << (p.input_copy_time.value() > 0 ? "copy " + seconds_text(p.input_copy_time.value()) + " on each GPU; "

@@ -50,6 +50,7 @@ TOL = {"fp32": 2e-5, "tf32": 5e-3, "bf16": 2e-2, "fp16": 4e-3}
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 INNER = 1  # calls between two events (--inner)
+DP_ROUNDS = 0  # dp_host's rounds (--dp-rounds; 0: 9 on a GPU, 2 in --smoke)
 TRAFFIC = [64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB, 64 * MB, 256 * MB, 1 * GB]
 
 
@@ -1972,6 +1973,177 @@ def block_host_cases(R):
     print(f"block_host: {len(rounds)} rounds", file=sys.stderr)
 
 
+def dp_host_cases(R):
+    """nn.DataParallel's host side on one GPU (issue 16 item 1): what its Python costs per step apart from the
+    collectives, which the system's links time.  Two parts of DataParallel.forward run PyTorch's own code here with
+    every replica on GPU 0:
+      replicate: torch.nn.parallel.replicate's Python (a copy of every module per replica, every parameter and
+        buffer set on each) at 1, 2, 4 and 8 replicas.  Its broadcast (NCCL between GPUs) is replaced by one
+        returning the source tensors for every replica, so the Python runs as on N GPUs and the copies are left out.
+      parallel_apply: the replicas' forwards on one thread each (torch.nn.parallel.parallel_apply, the threads
+        DataParallel starts every step), training mode (autograd records; autocast where named), tiny inputs (batch
+        1, 64x64 images or 8 tokens) so the GPU is never the limit: the host's time for the N forwards, which
+        contend for the interpreter lock.  All replicas share GPU 0 and its stream here (on N GPUs each thread has
+        a device of its own): the same forwards on the meta device (no kernels, no CUDA driver) by N plain threads
+        isolate the interpreter lock.
+    Each case: rounds of N = 1, 2, 4, 8 interleaved, median over rounds; wall time per step with a final sync, and
+    the GPU span of the step (events) to show the GPU was not the limit."""
+    env = R.env
+    dev = env.dev
+    import threading
+    from torch.nn.parallel import parallel_apply, replicate
+    rep_mod = sys.modules["torch.nn.parallel.replicate"]
+    import torchvision
+    import transformers as tf
+    out = R.doc.setdefault("dp_host", {"replicate": [], "parallel_apply": [], "meta_threads": []})
+    counts = (1, 2, 4, 8)
+    rounds = DP_ROUNDS or (9 if env.cuda else 2)
+
+    def fake_broadcast(tensors, devices, detach=False):
+        # every replica gets the source tensors (as views, so that setattr sees Parameters' data where it expects it)
+        return [[t.detach() if detach else t for t in tensors] for _ in devices]
+
+    def chain(k):
+        return torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(k)])
+
+    def bert(layers=12):
+        return tf.BertModel(tf.BertConfig(num_hidden_layers=layers))
+
+    models = {"resnet18": lambda: torchvision.models.resnet18(), "resnet50": lambda: torchvision.models.resnet50(),
+              "bert-base": bert, "chain16": lambda: chain(16), "chain64": lambda: chain(64),
+              "chain256": lambda: chain(256)}
+    # -- replicate's Python: rounds outermost, every model and replica count in each (a noisy host's slow spells
+    # spread over all of them)
+    real = rep_mod._broadcast_coalesced_reshape
+    rep_mod._broadcast_coalesced_reshape = fake_broadcast
+    try:
+        built = {name: build().to(dev).train() for name, build in models.items()}
+        per = {name: {n: [] for n in counts} for name in built}
+        for _ in range(rounds):
+            if env.left() < 0:
+                break
+            for name, m in built.items():
+                for n in counts:
+                    iters = max(3, 40 // n) if env.cuda else 3
+                    t = time.perf_counter()
+                    for _ in range(iters):
+                        rs = replicate(m, [0] * n)
+                    per[name][n].append((time.perf_counter() - t) / iters * 1e6)
+                    del rs
+        for name, m in built.items():
+            if not per[name][counts[0]]:
+                continue
+            info = {"model": name, "modules": sum(1 for _ in m.modules()),
+                    "parameters": sum(1 for _ in m.parameters()), "buffers": sum(1 for _ in m.buffers()),
+                    "host_us": {str(n): statistics.median(v) for n, v in per[name].items()},
+                    "host_us_rounds": {str(n): v for n, v in per[name].items()}}
+            out["replicate"].append(info)
+            print(f"dp_host replicate {name}: {info['host_us']}", file=sys.stderr)
+        del built
+        R.save()
+    finally:
+        rep_mod._broadcast_coalesced_reshape = real
+
+    # -- the replicas' forwards on threads
+    def inputs_for(name, d, n):
+        if name.startswith("resnet"):
+            return [(torch.randn(1, 3, 64, 64, device=d),) for _ in range(n)]
+        ids = torch.randint(0, 1000, (1, 8), device=d)
+        return [(ids, torch.ones_like(ids)) for _ in range(n)]
+
+    fwd_models = ["resnet18", "resnet50", "bert-base"]
+    # parallel_apply needs CUDA devices: a smoke run exercises only replicate and the meta threads
+    precisions_ = ["fp32", "amp-bf16"] if env.cuda else []
+    rep_mod._broadcast_coalesced_reshape = fake_broadcast
+    try:
+        for name in fwd_models:
+            m = models[name]().to(dev).train()
+            replicas = replicate(m, [0] * max(counts))
+            for prec in precisions_:
+                if env.left() < 0:
+                    break
+                per = {n: [] for n in counts}
+                gpu = {n: [] for n in counts}
+                ac = (torch.autocast("cuda", dtype=torch.bfloat16) if prec == "amp-bf16"
+                      else contextlib.nullcontext())
+                for _ in range(rounds):
+                    for n in counts:
+                        ins = inputs_for(name, dev, n)
+                        with ac:  # parallel_apply hands the autocast state to its threads
+                            _, wall, span = wall_per_iter(
+                                env, lambda: parallel_apply(replicas[:n], ins, devices=[0] * n), 5, warm=2)
+                        per[n].append(wall * 1e6)
+                        if span:
+                            gpu[n].append(span * 1e6)
+                rec = {"model": name, "precision": prec, "input": "batch 1, 3x64x64" if name.startswith("resnet")
+                       else "batch 1, 8 tokens", "mode": "train (autograd records)",
+                       "wall_us": {str(n): statistics.median(v) for n, v in per.items()},
+                       "wall_us_rounds": {str(n): v for n, v in per.items()},
+                       "gpu_span_us": {str(n): statistics.median(v) for n, v in gpu.items() if v}}
+                out["parallel_apply"].append(rec)
+                print(f"dp_host parallel_apply {name} {prec}: {rec['wall_us']}", file=sys.stderr)
+                R.save()
+            del replicas, m
+    finally:
+        rep_mod._broadcast_coalesced_reshape = real
+
+    # -- the same forwards on the meta device, plain threads: the interpreter lock alone
+    for name in fwd_models:
+        if env.left() < 0:
+            break
+        ms = [models[name]().to("meta").train() for _ in range(max(counts))]
+        ins = inputs_for(name, "meta", max(counts))
+
+        def run(n, reps):
+            barrier = threading.Barrier(n + 1)
+
+            def work(i):
+                barrier.wait()
+                for _ in range(reps):
+                    ms[i](*ins[i])
+            ths = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+            for th in ths:
+                th.start()
+            barrier.wait()
+            t = time.perf_counter()
+            for th in ths:
+                th.join()
+            return (time.perf_counter() - t) / reps * 1e6
+
+        per = {n: [] for n in counts}
+        single = []
+        for _ in range(rounds):
+            t = time.perf_counter()
+            for _ in range(3):
+                ms[0](*ins[0])
+            single.append((time.perf_counter() - t) / 3 * 1e6)
+            for n in counts:
+                per[n].append(run(n, 3))
+        rec = {"model": name, "mode": "train (autograd records), meta device", "inline_us": statistics.median(single),
+               "wall_us": {str(n): statistics.median(v) for n, v in per.items()},
+               "wall_us_rounds": {str(n): v for n, v in per.items()}}
+        out["meta_threads"].append(rec)
+        print(f"dp_host meta {name}: inline {rec['inline_us']:.0f}, {rec['wall_us']}", file=sys.stderr)
+        R.save()
+    # a Python thread started and joined, doing nothing (what parallel_apply's threads cost beyond their work)
+    def noop():
+        pass
+    starts = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(2000):
+            th = threading.Thread(target=noop)
+            th.start()
+            th.join()
+        starts.append((time.perf_counter() - t) / 2000 * 1e6)
+    out["thread_start_join_us"] = statistics.median(starts)
+    out["transformers"] = tf.__version__
+    out["torchvision"] = torchvision.__version__
+    out["python"] = sys.version.split()[0]
+    out["switch_interval_s"] = sys.getswitchinterval()
+    R.save(force=True)
+
+
 GROUPS = {
     "floor": floor_cases, "host": host_cases, "elementwise": cases_elementwise, "cast": cases_cast,
     "bn": cases_batchnorm, "bn_infer": cases_batchnorm_infer, "ln": cases_layernorm, "softmax": cases_softmax, "dropout": cases_dropout,
@@ -1980,11 +2152,11 @@ GROUPS = {
     "pool": cases_pool, "autocast_host": autocast_host_cases,
     "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases, "host_speed": host_speed_cases,
     "kernel_gap": kernel_gap_cases, "block_host": block_host_cases, "reduce": cases_reduce,
-    "copy": cases_copy, "generated": cases_generated,
+    "copy": cases_copy, "generated": cases_generated, "dp_host": dp_host_cases,
 }
 ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
          "optim", "memset", "reduce", "copy", "generated", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
-         "scaler_host", "host_speed", "kernel_gap", "block_host"]
+         "scaler_host", "host_speed", "kernel_gap", "block_host", "dp_host"]
 
 
 def main():
@@ -1996,8 +2168,12 @@ def main():
     p.add_argument("--smoke", action="store_true", help="CPU, tiny sizes: checks the script, measures nothing")
     p.add_argument("--inner", default="1", help="calls between two CUDA events: an integer, or 'auto' (about "
                                                 "25 us of GPU work, at most 16: back-to-back time per call)")
+    p.add_argument("--dp-rounds", type=int, default=0,
+                   help="dp_host: rounds of every replica count (0: 9 on a GPU, 2 with --smoke; with --smoke and more "
+                        "rounds, replicate's Python and the meta-device threads are measured on this CPU)")
     a = p.parse_args()
-    global INNER
+    global INNER, DP_ROUNDS
+    DP_ROUNDS = a.dp_rounds
     INNER = a.inner if a.inner == "auto" else int(a.inner)
     if not torch.cuda.is_available() and not a.smoke:
         print("no CUDA device (use --smoke for a CPU check of the script)", file=sys.stderr)
@@ -2019,7 +2195,7 @@ def main():
     R = Runner(env, doc, a.json)
     # host_speed and block_host run until the deadline: only when named
     groups = [g for g in ORDER if g in a.only.split(",")] if a.only else \
-        [g for g in ORDER if g not in ("host_speed", "block_host")]
+        [g for g in ORDER if g not in ("host_speed", "block_host", "dp_host")]
     t0 = time.monotonic()
     for g in groups:
         tg = time.monotonic()

@@ -333,7 +333,7 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     const auto conv = detail::conv_by_class(samples.conv, device, conv_layout);
     if (gemm.empty() && memory.empty() && conv.empty() && samples.operators.empty() && samples.conv_shapes.empty() &&
         samples.gemm_shapes.empty() && samples.host.empty() && samples.kernel_gaps.empty() && samples.graph_kernel_gaps.empty() &&
-        samples.host_speed.empty())
+        samples.host_speed.empty() && samples.data_parallel_host.empty())
         detail::fail("no usable measurements in the reports");
     for (const auto& [m, points] : gemm) out.quality.push_back(detail::fit_gemm_class(m, points, out.profile));
     detail::fit_launch(out.quality, out.profile);
@@ -352,6 +352,24 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     fit_conv_shapes(samples, device, out);
     fit_gemm_shapes(samples, device, out);
     fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges
+    if (!samples.data_parallel_host.empty()) {
+        const DataParallelHostFit dp = fit_data_parallel_host(samples.data_parallel_host, out.profile.host);
+        if (dp.replicate_samples > 0) {
+            const HostCosts& h = out.profile.host;
+            const auto us = [](double s) { return std::to_string(s * 1e6).substr(0, 5); };
+            out.quality.push_back({"nn.DataParallel replicate per module and replica (per tensor " +
+                                       us(h.dp_replicate_tensor_s) + " us; once per call " + us(h.dp_replicate_module_once_s) +
+                                       " and " + us(h.dp_replicate_tensor_once_s) + " us)",
+                                   dp.replicate_samples, 0, dp.replicate_median, dp.replicate_worst,
+                                   h.dp_replicate_module_s});
+        }
+        if (dp.forward_samples > 0)
+            out.quality.push_back({"nn.DataParallel lock share (fixed: a thread)", dp.forward_samples,
+                                   out.profile.host.dp_lock_share, dp.forward_median, dp.forward_worst,
+                                   out.profile.host.dp_thread_s});
+        if (out.profile.host.source.view().starts_with("default"))
+            out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
+    }
     if (const SpeedFit speed = fit_speed_sensitivity(samples.host_speed, out.profile.host); !samples.host_speed.empty()) {
         // One line per class fitted (value: its sensitivity), or a line saying the host stayed in one state.
         const std::string states = std::to_string(speed.fast) + " fast / " + std::to_string(speed.slow) + " slow rounds, " +

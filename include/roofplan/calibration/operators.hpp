@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace roofplan::calibration {
@@ -479,6 +480,88 @@ inline SpeedFit fit_speed_sensitivity(const std::vector<HostSpeedRound>& rounds,
         ++fit.classes;
     }
     return fit;
+}
+
+/// How the nn.DataParallel host fit went (fit_data_parallel_host): samples used and the fits' median and worst
+/// relative errors over them (replicate's Python; the threaded forwards).
+struct DataParallelHostFit {
+    int replicate_samples = 0, forward_samples = 0;
+    double replicate_median = 0, replicate_worst = 0, forward_median = 0, forward_worst = 0;
+};
+
+/// nn.DataParallel's host costs from op_bench.py's `dp_host` group (system/parallel.hpp says how a step uses them).
+/// replicate's Python at 1-8 replicas of each model: per model a line in the replica count, t = a + N r; its
+/// slopes r, least squares over the models' modules and tensors (relative errors), give the per-replica costs
+/// `dp_replicate_module_s` and `dp_replicate_tensor_s`, its intercepts a the once-per-call costs
+/// `dp_replicate_module_once_s` and `dp_replicate_tensor_once_s`.  The threaded forwards: N replicas take
+/// N (share × T1 + thread) where one forward alone takes T1 (no thread), a line through every (T1, time / N) of
+/// N >= 2 over the models: the slope is `dp_lock_share`, the intercept `dp_thread_s`.
+inline DataParallelHostFit fit_data_parallel_host(const std::vector<DataParallelHostSample>& samples, HostCosts& host) {
+    using Part = DataParallelHostSample::Part;
+    DataParallelHostFit out;
+    std::map<std::string, std::vector<const DataParallelHostSample*>> by_model[2];
+    for (const DataParallelHostSample& s : samples) by_model[s.part == Part::forward][s.model].push_back(&s);
+    // replicate: per model, t = a + N r
+    std::vector<std::array<double, 3>> intercepts, slopes;  // {modules, tensors, a or r}
+    for (const auto& [model, points] : by_model[0]) {
+        if (points.size() < 2) continue;
+        double sn = 0, st = 0, snn = 0, snt = 0;
+        for (const auto* p : points) sn += p->replicas, st += p->seconds, snn += double(p->replicas) * p->replicas,
+                                     snt += p->replicas * p->seconds;
+        const double k = static_cast<double>(points.size()), det = k * snn - sn * sn;
+        if (!(det > 0)) continue;
+        const double r = (k * snt - sn * st) / det, a = (st - r * sn) / k;
+        if (a > 0) intercepts.push_back({points.front()->modules, points.front()->tensors, a});
+        if (r > 0) slopes.push_back({points.front()->modules, points.front()->tensors, r});
+    }
+    // y = modules · m + tensors · t on relative errors, both >= 0 (a negative one is refitted without it)
+    const auto per_module_and_tensor = [](const std::vector<std::array<double, 3>>& rows) {
+        auto [m, t] = detail::fit_fixed_and_slope(rows);
+        if (t < 0) {
+            double sx = 0, sxx = 0;
+            for (const auto& [mods, tens, y] : rows) sx += mods / y, sxx += (mods / y) * (mods / y);
+            m = sxx > 0 ? sx / sxx : 0;
+            t = 0;
+        }
+        return std::pair{std::max(0.0, m), t};
+    };
+    if (slopes.size() >= 2) {
+        std::tie(host.dp_replicate_module_s, host.dp_replicate_tensor_s) = per_module_and_tensor(slopes);
+        if (intercepts.size() >= 2)
+            std::tie(host.dp_replicate_module_once_s, host.dp_replicate_tensor_once_s) = per_module_and_tensor(intercepts);
+        std::vector<double> errors;
+        for (const auto& [model, points] : by_model[0])
+            for (const auto* p : points) {
+                const double predicted = p->modules * host.dp_replicate_module_once_s + p->tensors * host.dp_replicate_tensor_once_s +
+                                         p->replicas * (p->modules * host.dp_replicate_module_s + p->tensors * host.dp_replicate_tensor_s);
+                errors.push_back(std::abs(predicted / p->seconds - 1));
+            }
+        out.replicate_samples = static_cast<int>(errors.size());
+        out.replicate_median = detail::median_of(errors);
+        out.replicate_worst = *std::max_element(errors.begin(), errors.end());
+    }
+    // the threaded forwards: time / N = share · T1 + thread over N >= 2
+    std::vector<std::array<double, 3>> rows;  // {T1, N, time}
+    for (const auto& [model, points] : by_model[1]) {
+        const auto alone = std::find_if(points.begin(), points.end(), [](const auto* p) { return p->replicas == 1; });
+        if (alone == points.end()) continue;
+        for (const auto* p : points)
+            if (p->replicas >= 2) rows.push_back({(*alone)->seconds, static_cast<double>(p->replicas), p->seconds});
+    }
+    if (rows.size() >= 2) {
+        std::vector<std::array<double, 3>> fit_rows;  // {T1, 1, time / N} as fit_fixed_and_slope's {k, b, t}
+        for (const auto& [t1, n, t] : rows) fit_rows.push_back({1.0, t1, t / n});
+        const auto [thread, share] = detail::fit_fixed_and_slope(fit_rows);
+        host.dp_lock_share = std::clamp(share, 0.0, 8.0);
+        host.dp_thread_s = std::max(0.0, thread);
+        std::vector<double> errors;
+        for (const auto& [t1, n, t] : rows)
+            errors.push_back(std::abs(n * (host.dp_lock_share * t1 + host.dp_thread_s) / t - 1));
+        out.forward_samples = static_cast<int>(errors.size());
+        out.forward_median = detail::median_of(errors);
+        out.forward_worst = *std::max_element(errors.begin(), errors.end());
+    }
+    return out;
 }
 
 /// Fits the host costs into `profile.host` from the named host cases of op_bench.py (cases it lacks keep the

@@ -118,14 +118,23 @@ struct HostCosts {
     double block_python_s = 99.9e-6;
     double block_autocast_s = 103.0e-6;
     double block_autograd_s = 122.5e-6;
-    /// How each class of cost moves with the host's speed (HostSpeedClass; at_host_speed): a cost of class c on a
-    /// host whose Python view op takes s times the profile's `view_s` costs 1 + k_c (s - 1) times as much.  The
-    /// device hosts switch between two speeds (~2x on the view op); op_bench.py's `host_speed` rounds measured each
-    /// class's slow/fast ratio against the view op's (validation/results/2026-11-24-h200-host-speed, run 1, as
-    /// `roofplan calibrate` fits it, calibration/operators.hpp fit_speed_sensitivity: Python-called operators
-    /// 0.447, the autograd engine and launches 0.144, the optimizers' Python loops 0.670, the view op 1; run 2:
-    /// 0.534, 0.148, 0.753).  A transformer block's own Python moved like the operators (0.32-0.77 across the
-    /// block_host modes, ../2026-11-24-h200-block-host).
+    /// nn.DataParallel's host side (op_bench.py `dp_host`; system/parallel.hpp): replicate's Python each step, per
+    /// module and per tensor (parameter or buffer) once (its lists and its walk over the modules) and again for every
+    /// replica (the copies, the tensors set on each); parallel_apply's thread per replica (a Python thread started
+    /// and joined).  `roofplan calibrate`'s fit of the dev VM's run (2 vCPUs, torch 1.13 on the CPU, 25 interleaved
+    /// rounds; median error 14.5%, worst 33%; validation/results/2026-12-07-devvm-dp-host): the modules carry the
+    /// cost (the tensors' share fitted to zero: the two counts move together in these models).  No device host has
+    /// run the group yet; its run replaces them.
+    double dp_replicate_module_once_s = 0.38e-6;
+    double dp_replicate_tensor_once_s = 0.53e-6;
+    double dp_replicate_module_s = 20.5e-6;
+    double dp_replicate_tensor_s = 0;
+    double dp_thread_s = 173e-6;
+    /// The share of a replica's forward dispatch during which its thread holds the interpreter lock, hand-overs
+    /// included: N replicas' forwards take max(1, N x share) times one forward's host time (above 1: the hand-overs
+    /// cost more than the lock's own work).  Prior 1 (the forwards serialized, PyTorch's operators releasing the lock
+    /// only around their C++); the dev VM's meta-device threads gave 1.7 (2 vCPUs: an upper bound).
+    double dp_lock_share = 1.0;
     std::array<double, 4> speed_sensitivity{0.447, 0.144, 0.670, 1.0};
     FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
 
@@ -155,7 +164,7 @@ struct HostCostField {
 
 /// Every host cost by its name in profile files: the JSON reader, the writer, the validation and the host-speed
 /// scaling walk this one table (a new cost is one line here).
-inline constexpr std::array<HostCostField, 26> host_cost_fields{{
+inline constexpr std::array<HostCostField, 31> host_cost_fields{{
     {"module_s", &HostCosts::module_s, HostSpeedClass::python},
     {"internal_s", &HostCosts::internal_s, HostSpeedClass::python},
     {"backward_s", &HostCosts::backward_s, HostSpeedClass::cpp},
@@ -182,6 +191,11 @@ inline constexpr std::array<HostCostField, 26> host_cost_fields{{
     {"block_python_s", &HostCosts::block_python_s, HostSpeedClass::python},
     {"block_autocast_s", &HostCosts::block_autocast_s, HostSpeedClass::python},
     {"block_autograd_s", &HostCosts::block_autograd_s, HostSpeedClass::python},
+    {"dp_replicate_module_once_s", &HostCosts::dp_replicate_module_once_s, HostSpeedClass::python},
+    {"dp_replicate_tensor_once_s", &HostCosts::dp_replicate_tensor_once_s, HostSpeedClass::python},
+    {"dp_replicate_module_s", &HostCosts::dp_replicate_module_s, HostSpeedClass::python},
+    {"dp_replicate_tensor_s", &HostCosts::dp_replicate_tensor_s, HostSpeedClass::python},
+    {"dp_thread_s", &HostCosts::dp_thread_s, HostSpeedClass::cpp},
 }};
 
 /// The limits of a host speed (the host's view-op probe over the profile's `view_s`): the device hosts ran 1-2.3.
@@ -321,6 +335,9 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
     for (HostSpeedClass c : enum_values<HostSpeedClass>())
         if (const double k = p.host.speed_sensitivity[static_cast<std::size_t>(c)]; !(k >= 0 && k <= 1))
             detail::fail(where, ": host.speed_sensitivity.", to_string(c), " must be in [0, 1]");
+    if (!(p.host.dp_lock_share >= 0 && p.host.dp_lock_share <= 8))
+        detail::fail(where, ": host.dp_lock_share must be a number in [0, 8] (N replicas' forwards take max(1, N x share) "
+                     "times one forward's host time)");
 }
 
 /// The default profile of a device's architecture generation.

@@ -67,6 +67,9 @@ struct PredictRequest {
     bool cuda_graphs = true;
     /// Keep every kernel with its time in Prediction::kernels (eager and compiled runtimes).
     bool kernels = false;
+    /// The host's dispatch of the forward pass slowed by this factor (>= 1): nn.DataParallel's replicas, one
+    /// thread each, take turns at the interpreter lock (system/parallel.hpp).  Ignored by the ideal runtime.
+    double forward_host_scale = 1;
 };
 
 /// What limits a whole step.
@@ -299,6 +302,8 @@ private:
         if (static_cast<double>(request.batch) > safe_batch_)
             detail::fail("batch ", request.batch, " is too large to count for model '", model_->id(), "'");
         if (request.context) memory::require_context(*request.context);
+        if (!(request.forward_host_scale >= 1 && request.forward_host_scale <= 1e3))
+            detail::fail("the forward's host scale must be a number in [1, 1000], got ", std::to_string(request.forward_host_scale));
     }
 
     /// An item's work at batch b.
@@ -421,11 +426,11 @@ private:
         Timeline t;
         if (request.runtime == Runtime::eager) {  // lowered once per settings, evaluated at the batch
             const auto [program, costs] = program_for(step, profile.host);
-            t = simulate(*program, request.batch, roofline, profile.host, *costs, keep);
+            t = simulate(*program, request.batch, roofline, profile.host, *costs, keep, request.forward_host_scale);
             fallbacks = program->fallbacks();
         } else {
             LoweredStep lowered = lower(*model_, request.batch, step, request.runtime);
-            t = simulate(lowered.kernels, roofline, profile.host, keep);
+            t = simulate(lowered.kernels, roofline, profile.host, keep, request.forward_host_scale);
             fallbacks = std::move(lowered.fallbacks);
         }
         Totals totals;

@@ -78,9 +78,11 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
 /// `size()`, `structure(i)` (the i-th kernel's fields that do not depend on the batch: its class, part, host
 /// operation), `time(i, roofline)`, `host_cost(i, host)` and `kernel(i)` (the whole kernel, read only when the
 /// kernels are kept).
-/// Kernels after a CUDA graph's launch cost the host nothing until the next one.
+/// Kernels after a CUDA graph's launch cost the host nothing until the next one.  `forward_host_scale` (>= 1)
+/// multiplies the host's cost of every forward kernel (PredictRequest::forward_host_scale).
 template <class Steps>
-Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostCosts& host, bool keep_kernels) {
+Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostCosts& host, bool keep_kernels,
+                       double forward_host_scale = 1) {
     Timeline out;
     const std::size_t count = steps.size();
     double launches = 0, graph_launches = 0;
@@ -109,8 +111,9 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
         // A measured convolution pass that launches several kernels (cuDNN's FFT, Winograd): each further one is
         // one more launch from the host (or node of the graph).
         const double further = t.launches - 1;
-        cpu += in_graph && k.host != HostOp::graph ? host.graph_node_s * t.launches
-                                                   : steps.host_cost(i, host) + further * host.launch_s;
+        const double dispatch = in_graph && k.host != HostOp::graph ? host.graph_node_s * t.launches
+                                                                    : steps.host_cost(i, host) + further * host.launch_s;
+        cpu += k.part == StepPart::forward ? dispatch * forward_host_scale : dispatch;
         launches += t.launches;
         const double start = std::max(cpu, gpu);
         gpu = start + t.total_s;
@@ -135,7 +138,7 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
 
 /// Simulates the kernels of one step (see simulate_each).
 inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roofline, const HostCosts& host,
-                         bool keep_kernels = false) {
+                         bool keep_kernels = false, double forward_host_scale = 1) {
     struct Steps {
         const std::vector<Kernel>& kernels;
         [[nodiscard]] std::size_t size() const { return kernels.size(); }
@@ -144,7 +147,7 @@ inline Timeline simulate(const std::vector<Kernel>& kernels, const Roofline& roo
         [[nodiscard]] KernelTime time(std::size_t i, const Roofline& r) const { return r.time(kernels[i]); }
         [[nodiscard]] double host_cost(std::size_t i, const HostCosts& h) const { return roofplan::host_cost(kernels[i], h); }
     };
-    return simulate_each(Steps{kernels}, roofline, host, keep_kernels);
+    return simulate_each(Steps{kernels}, roofline, host, keep_kernels, forward_host_scale);
 }
 /// The host's cost before each of a program's kernels (host_cost), which do not depend on the batch: a sweep
 /// computes them once per host and passes them to `simulate`.
@@ -157,7 +160,7 @@ inline std::vector<double> host_costs(const Program& program, const HostCosts& h
 /// kernel from its bytes and FLOPs alone, any other as the whole kernel at that batch.  `costs` are
 /// host_costs(program, host).
 inline Timeline simulate(const Program& program, std::int64_t batch, const Roofline& roofline, const HostCosts& host,
-                         std::span<const double> costs, bool keep_kernels = false) {
+                         std::span<const double> costs, bool keep_kernels = false, double forward_host_scale = 1) {
     if (costs.size() != program.size()) detail::fail("internal error: host costs for another program");
     struct Steps {
         const Program& program;
@@ -173,7 +176,7 @@ inline Timeline simulate(const Program& program, std::int64_t batch, const Roofl
             return r.stream_time(program.structure(i).kind, s.vector_flops, s.bytes);
         }
     };
-    return simulate_each(Steps{program, batch, costs}, roofline, host, keep_kernels);
+    return simulate_each(Steps{program, batch, costs}, roofline, host, keep_kernels, forward_host_scale);
 }
 inline Timeline simulate(const Program& program, std::int64_t batch, const Roofline& roofline, const HostCosts& host,
                          bool keep_kernels = false) {

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace roofplan::io {
@@ -98,6 +100,47 @@ inline void block_host_samples(const json& section, const std::string& where, st
     }
 }
 
+/// op_bench.py `dp_host`: replicate's Python and the replicas' threaded forwards, one sample per replica count (the
+/// median over the rounds, as recorded).  The meta-device threads are a diagnostic, not read.
+inline void data_parallel_host_samples(const json& section, const std::string& where,
+                                       std::vector<DataParallelHostSample>& out) {
+    if (!section.is_object()) roofplan::detail::fail(where, ": expected an object with .replicate and .parallel_apply arrays");
+    using Part = DataParallelHostSample::Part;
+    for (const auto& [key, part, times] : {std::tuple<const char*, Part, const char*>{"replicate", Part::replicate, "host_us"},
+                                           {"parallel_apply", Part::forward, "wall_us"}}) {
+        if (!section.contains(key)) continue;
+        const json& list = section.at(key);
+        if (!list.is_array()) roofplan::detail::fail(where, ".", key, ": expected an array of cases");
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const std::string at = where + "." + key + "[" + std::to_string(i) + "]";
+            const json& c = list[i];
+            if (!c.is_object()) roofplan::detail::fail(at, ": expected an object");
+            DataParallelHostSample sample;
+            sample.part = part;
+            sample.model = detail::string_field(c, "model", at);
+            if (part == Part::forward) sample.model += " " + detail::string_field(c, "precision", at);
+            else {
+                sample.modules = detail::number(c, "modules", at);
+                sample.tensors = detail::number(c, "parameters", at) + detail::number(c, "buffers", at);
+            }
+            if (!c.contains(times) || !c.at(times).is_object())
+                roofplan::detail::fail(at, ".", times, ": expected an object of replica count -> microseconds");
+            for (const auto& [count, value] : c.at(times).items()) {
+                const std::string field = at + "." + times + "." + count;
+                int replicas = 0;
+                const auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), replicas);
+                if (error != std::errc{} || end != count.data() + count.size() || replicas < 1 || replicas > 1024)
+                    roofplan::detail::fail(field, ": expected a replica count in [1, 1024] as the key");
+                if (!value.is_number() || !std::isfinite(value.get<double>()) || !(value.get<double>() > 0))
+                    roofplan::detail::fail(field, ": expected a positive finite time in microseconds");
+                sample.replicas = replicas;
+                sample.seconds = value.get<double>() * 1e-6;
+                out.push_back(sample);
+            }
+        }
+    }
+}
+
 /// The operator and host cases of a roofplan-ops report (only verified operator cases count) as measurements.
 inline Measurements operator_report(const json& report, const std::string& file) {
     if (!report.is_object() || detail::string_or(report, "tool", file + ": ", "") != "roofplan-ops" || !report.contains("cases") ||
@@ -169,6 +212,8 @@ inline Measurements operator_report(const json& report, const std::string& file)
             if (g.is_object() && g.contains("gap_us_median"))
                 out.kernel_gaps.push_back(detail::number(g, "gap_us_median", file + ": .kernel_gap[]") * 1e-6);
     if (report.contains("block_host")) block_host_samples(report.at("block_host"), file + ": .block_host", out.host);
+    if (report.contains("dp_host"))
+        data_parallel_host_samples(report.at("dp_host"), file + ": .dp_host", out.data_parallel_host);
     if (report.contains("host_speed")) host_speed_rounds(report.at("host_speed"), file, file + ": .host_speed", out.host_speed);
     out.sources.push_back(file + " (roofplan-ops, " + detail::report_date(report) + ")");
     return out;

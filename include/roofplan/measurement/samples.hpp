@@ -196,6 +196,19 @@ struct HostSpeedRound {
     std::vector<std::pair<std::string, double>> per_op_s;  ///< case name, seconds per operation
 };
 
+/// nn.DataParallel's host side on one GPU (op_bench.py `dp_host`): the median host time of `replicas` replicas of a
+/// model, either replicate's Python (its broadcast left out) or the replicas' training forwards on one thread each
+/// (parallel_apply; one replica runs inline).
+struct DataParallelHostSample {
+    enum class Part { replicate, forward };
+    Part part = Part::replicate;
+    std::string model;      ///< with the precision for the forwards ("resnet50 amp-bf16")
+    double modules = 0;     ///< replicate: the model's modules
+    double tensors = 0;     ///< replicate: its parameters and buffers
+    int replicas = 1;
+    double seconds = 0;
+};
+
 struct Measurements {
     std::vector<GemmSample> gemm;
     std::vector<StreamSample> streams;
@@ -210,6 +223,7 @@ struct Measurements {
     std::vector<HostSpeedRound> host_speed;  ///< host cases interleaved with a probe of the host's speed
     std::vector<ConvShapeSample> conv_shapes;  ///< convolutions measured shape by shape
     std::vector<GemmShapeSample> gemm_shapes;  ///< linear layers' GEMMs measured shape by shape
+    std::vector<DataParallelHostSample> data_parallel_host;  ///< nn.DataParallel's replicate and threads
     std::vector<std::string> sources;
 };
 
@@ -229,6 +243,7 @@ inline void append(Measurements& into, const Measurements& more) {
     add(into.host_speed, more.host_speed);
     add(into.conv_shapes, more.conv_shapes);
     add(into.gemm_shapes, more.gemm_shapes);
+    add(into.data_parallel_host, more.data_parallel_host);
     add(into.sources, more.sources);
 }
 

@@ -113,14 +113,20 @@ inline bool image_input(const Model& model) {
 /// The input of one GPU's step of `batch` samples of `model` in `mode`; `cores_per_gpu` is the host cores this
 /// GPU's process and workers may use (0: not described).  Errors: decoding for a model whose input is not an
 /// image, a worker count below 0, cpu-decode without workers or cores, gpu-decode without a measured figure.
+/// A batch of the model's input as the training scripts hand it over: images in FP32, or token ids with their
+/// attention mask in int64.
+inline double input_batch_bytes(const Model& model, std::int64_t batch) {
+    const bool tokens = !model.nodes().empty() && std::holds_alternative<Embedding>(model.nodes().front().layer);
+    return static_cast<double>(batch) * static_cast<double>(model.input_shape().elements()) * (tokens ? 2 * 8 : 4);
+}
+
 inline InputEstimate estimate_input(const Model& model, std::int64_t batch, Mode mode, const InputRequest& r,
                                     double cores_per_gpu) {
     InputEstimate e;
     e.source = r.source;
-    const bool tokens = !model.nodes().empty() && std::holds_alternative<Embedding>(model.nodes().front().layer);
     const double samples = static_cast<double>(batch);
     if (r.source == InputSource::synthetic) return e;
-    e.batch_bytes = samples * static_cast<double>(model.input_shape().elements()) * (tokens ? 2 * 8 : 4);
+    e.batch_bytes = input_batch_bytes(model, batch);
     if (r.source == InputSource::host) return e;
     if (!image_input(model))
         detail::fail_about("input", to_string(r.source), " decodes JPEG images; model '", model.id(),

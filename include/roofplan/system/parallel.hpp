@@ -39,6 +39,21 @@ struct ParallelRequest {
     InputRequest input{};     ///< where each GPU's batches come from (system/input.hpp)
 };
 
+/// nn.DataParallel's own costs in a step (ParallelPrediction::dp; all zero under DDP).
+struct DataParallelCosts {
+    double scatter_s = 0;          ///< the batch split from GPU 0 to the other GPUs
+    double broadcast_s = 0;        ///< the parameters broadcast from GPU 0 to the replicas (replicate)
+    double replicate_host_s = 0;   ///< replicate's Python: every module copied per replica, its tensors set on each
+    double threads_host_s = 0;     ///< parallel_apply's threads, one per replica, started and joined
+    double forward_host_scale = 1; ///< each replica's forward dispatch, slowed by the others' turns at the lock
+    double gather_s = 0;           ///< the outputs copied to GPU 0
+    double loss_s = 0;             ///< the loss over the whole batch on GPU 0, beyond one GPU's share
+    double reduce_s = 0;           ///< the gradients reduced to GPU 0 after the backward (ReduceAddCoalesced)
+    double host_exposed_s = 0;     ///< replicate's Python and the threads beyond the copies beside them
+    double modules = 0;            ///< torch modules replicated per replica (replicated_state)
+    double tensors = 0;            ///< parameters and buffers set per replica
+};
+
 struct ParallelPrediction {
     Prediction gpu;           ///< one GPU's compute (per-GPU batch)
     int gpus = 1;
@@ -55,6 +70,7 @@ struct ParallelPrediction {
     InputEstimate input{};                ///< each GPU's input pipeline
     units::seconds input_copy_time{};     ///< the batch's copy to each GPU (GPU time before the forward)
     bool input_bound = false;             ///< the pipeline, not the GPUs, sets the step
+    DataParallelCosts dp{};               ///< nn.DataParallel's own costs (zero under DDP)
 };
 
 /// Where `gpus` GPUs sit on a system: the first GPUs of each node.
@@ -100,14 +116,133 @@ inline ParallelInput parallel_input(const Predictor& predictor, const PredictReq
     return out;
 }
 
+/// What nn.DataParallel's replicate copies for each replica: the model's torch modules (its layers as modules,
+/// the containers their dotted names imply, the root) and tensors (parameters, and batch norm's three buffers).  A
+/// node that repeats a module (`relu:2`) is one module; element-wise functions (add, multiply, concat, flatten,
+/// matmul) are none; an attention node stands for the modules of Hugging Face's attention.  Exact for the zoo's
+/// torchvision CNNs, BERT and GPT-2 (unit tests, against torch's counts); other buffers (BERT's position ids,
+/// GPT-2's attention masks) are not counted.
+struct ReplicatedState {
+    double modules = 0;
+    double tensors = 0;
+};
+inline ReplicatedState replicated_state(const Model& model) {
+    ReplicatedState out;
+    runtime_detail::ParameterTensors p;
+    std::vector<std::string_view> names, prefixes;
+    for (const Node& n : model.nodes()) {
+        runtime_detail::parameter_tensors(n.layer, p);
+        if (std::holds_alternative<BatchNorm2d>(n.layer)) out.tensors += 3;
+        std::string_view name = n.name.view();
+        name = name.substr(0, name.find(':'));
+        for (std::size_t dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.', dot + 1))
+            prefixes.push_back(name.substr(0, dot));
+        const bool functional = std::holds_alternative<Add>(n.layer) || std::holds_alternative<Multiply>(n.layer) ||
+                                std::holds_alternative<Concat>(n.layer) || std::holds_alternative<Flatten>(n.layer) ||
+                                std::holds_alternative<MatMul>(n.layer);
+        if (functional) continue;
+        if (const auto* a = std::get_if<MultiHeadAttention>(&n.layer)) {
+            // Its projections (one fused, as GPT-2's c_attn, or three), the output projection, the attention
+            // probabilities' dropout, and for separate projections the self-attention module holding them
+            // (Hugging Face's BertSelfAttention beside BertSelfOutput).
+            const auto& c = a->config();
+            out.modules += (c.fused_qkv ? 1 : 3) + 1 + (c.dropout > 0 ? 1 : 0) + (c.fused_qkv ? 0 : 1);
+        }
+        names.push_back(name);
+    }
+    const auto distinct = [](std::vector<std::string_view>& v) {
+        std::sort(v.begin(), v.end());
+        return static_cast<double>(std::unique(v.begin(), v.end()) - v.begin());
+    };
+    // A container prefix that is also a layer's own name (a module with children) counts once.
+    std::vector<std::string_view> all = names;
+    all.insert(all.end(), prefixes.begin(), prefixes.end());
+    out.modules += distinct(all) + 1;  // + the model itself
+    out.tensors += p.tensors;
+    return out;
+}
+
+namespace parallel_detail {
+
+/// nn.DataParallel's step as PyTorch runs it (torch/nn/parallel/data_parallel.py): one process drives every GPU.
+///  1. scatter: the batch, on GPU 0 (made there, or copied there from the host), split and copied to the others;
+///  2. replicate: the parameters broadcast from GPU 0, then a Python copy of every module per replica with its
+///     parameters and buffers set (host), before the replicas' forwards can be dispatched;
+///  3. parallel_apply: one thread per replica runs its forward; the threads take turns at the interpreter lock, so
+///     each replica's dispatch is max(1, GPUs × lock share) times as slow (HostCosts::dp_lock_share);
+///  4. gather: the outputs copied to GPU 0, the loss over the whole batch there;
+///  5. the backward: the autograd engine's thread per device runs each replica's backward (C++, no lock, in
+///     parallel); the gradients are reduced to GPU 0 once all are ready (Broadcast's backward, one node);
+///  6. the optimizer on GPU 0.
+/// Returns the step time; fills `dp` and the communication figures.
+inline double dp_step(const Predictor& predictor, const Device& device, const EfficiencyProfile& profile,
+                      const PredictRequest& request, const System& s, const ParallelRequest& pr,
+                      const CollectivePlace& place, const Prediction& alone, DataParallelCosts& dp, double& comm,
+                      double& exposed) {
+    const int n = pr.gpus;
+    if (place.nodes > 1)
+        detail::fail_about("data_parallel", "nn.DataParallel drives the GPUs of one node (one process); ", n,
+                           " GPUs need ", place.nodes, " nodes (use ddp across nodes)");
+    const bool host = alone.runtime != Runtime::ideal;  // the ideal runtime has no host
+    const HostCosts& h = profile.host;
+    const ReplicatedState state = replicated_state(predictor.model());
+    dp.modules = state.modules;
+    dp.tensors = state.tensors;
+    Prediction g = alone;
+    if (host && n > 1) {
+        dp.replicate_host_s = state.modules * h.dp_replicate_module_once_s + state.tensors * h.dp_replicate_tensor_once_s +
+                              n * (state.modules * h.dp_replicate_module_s + state.tensors * h.dp_replicate_tensor_s);
+        dp.threads_host_s = n * h.dp_thread_s;
+        dp.forward_host_scale = std::max(1.0, n * h.dp_lock_share);
+        if (dp.forward_host_scale > 1) {
+            PredictRequest contended = request;
+            contended.forward_host_scale = dp.forward_host_scale;
+            contended.per_layer = true;
+            g = predictor(device, profile, contended);
+        }
+    }
+    const auto collective = [&](Collective op, double bytes) {
+        if (n == 1 || bytes <= 0) return 0.0;
+        return collective_time(s, op, static_cast<std::int64_t>(std::ceil(bytes)), place, pr.algorithm, pr.links)
+            .time.value();
+    };
+    // The root's link carries the other replicas' shares: a broadcast (a reduce) of that many bytes.
+    const Model& model = predictor.model();
+    const double others = n - 1;
+    const Shape last = model.nodes().empty() ? model.input_shape() : output_shape(model.nodes().back().layer);
+    const double out_bytes = static_cast<double>(request.batch) * static_cast<double>(last.elements()) *
+                             static_cast<double>(element_bytes(request.precision == Precision::fp32 ||
+                                                               request.precision == Precision::tf32
+                                                                   ? Precision::fp32
+                                                                   : Precision::amp_bf16));
+    dp.scatter_s = collective(Collective::broadcast, others * input_batch_bytes(model, request.batch));
+    const double weight_bytes = 4.0 * static_cast<double>(model.params());
+    dp.broadcast_s = collective(Collective::broadcast, weight_bytes);
+    dp.gather_s = collective(Collective::reduce, others * out_bytes);
+    dp.reduce_s = collective(Collective::reduce, weight_bytes);
+    double loss = 0;
+    for (const auto& [type, t] : g.by_type)
+        if (type == "loss") loss = t.value();
+    dp.loss_s = others * loss;
+    // Before the forwards: the copies on the GPUs' links beside replicate's Python on the host.
+    const double gpu_pre = dp.scatter_s + dp.broadcast_s, host_pre = dp.replicate_host_s + dp.threads_host_s;
+    const double pre = std::max(gpu_pre, host_pre);
+    comm = dp.scatter_s + dp.broadcast_s + dp.gather_s + dp.reduce_s;
+    exposed = comm - std::min(gpu_pre, host_pre);
+    dp.host_exposed_s = pre - gpu_pre;
+    return pre + g.step_time.value() + dp.gather_s + dp.loss_s + dp.reduce_s;
+}
+
+}  // namespace parallel_detail
+
 /// Predicts data-parallel training: every GPU runs the per-GPU batch of `request`; gradients (FP32, 4 bytes per
 /// parameter, as DDP reduces the FP32 master gradients under AMP too) are all-reduced.
 ///
 /// DDP: gradients become ready layer by layer in the backward pass (last layer first) and are packed into
 /// buckets; a bucket's all-reduce starts when it is full and the previous one is done; the step ends when the
 /// backward pass and the last all-reduce have both finished, then the optimizer runs.  Without overlap, the
-/// all-reduces follow the backward pass.  nn.DataParallel: the parameters are broadcast from GPU 0 each step,
-/// the gradients reduced to GPU 0 after the backward pass, and the optimizer runs there; nothing overlaps.
+/// all-reduces follow the backward pass.  nn.DataParallel: one process and one thread per GPU, the replicas
+/// remade every step, the loss, the gradients' reduction and the optimizer on GPU 0 (parallel_detail::dp_step).
 inline ParallelPrediction predict_parallel(const Predictor& predictor, const Device& device,
                                            const EfficiencyProfile& profile, PredictRequest request, const System& s,
                                            const ParallelRequest& pr) {
@@ -127,14 +262,13 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
                        (g.runtime == Runtime::ideal ? 0.0
                                                     : std::max(0.0, g.step_time.value() - g.gpu_busy_s - g.gpu_gap_s));
     const auto& nodes = predictor.model().nodes();
-    const double grad_bytes_total = 4.0 * static_cast<double>(predictor.model().params());
     const auto allreduce = [&](double bytes) {
         if (pr.gpus == 1 || bytes <= 0) return 0.0;
         return collective_time(s, Collective::allreduce, static_cast<std::int64_t>(std::ceil(bytes)), place,
                                pr.algorithm, pr.links)
             .time.value();
     };
-    double step = 0, comm = 0;
+    double step = 0, comm = 0, exposed = 0;
     if (pr.mode == DataParallel::ddp) {
         // Walk the backward pass from the last layer, filling buckets.
         double t = 0, filled = 0, comm_end = 0;
@@ -155,22 +289,22 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
         }
         step = fwd + std::max(bwd, comm_end) + opt;
     } else {
-        const auto collective = [&](Collective op) {
-            if (pr.gpus == 1) return 0.0;
-            return collective_time(s, op, static_cast<std::int64_t>(grad_bytes_total), place, pr.algorithm, pr.links)
-                .time.value();
-        };
-        comm = collective(Collective::broadcast) + collective(Collective::reduce);
-        step = fwd + bwd + comm + opt;
+        step = parallel_detail::dp_step(predictor, device, profile, request, s, pr, place, g, out.dp, comm, exposed);
     }
     const ParallelInput in = parallel_input(predictor, request, s, pr, g.step_time.value());
     out.input = in.input;
-    out.input_copy_time = units::in_seconds(in.copy_s);
+    // nn.DataParallel copies the whole batch to GPU 0 (its link carries every replica's share), then scatters it.
+    out.input_copy_time = units::in_seconds(pr.mode == DataParallel::dp ? in.copy_s * pr.gpus : in.copy_s);
     step += out.input_copy_time.value();
-    fwd += out.input_copy_time.value();
-    out.compute_time = units::in_seconds(fwd + bwd + opt);
     out.comm_time = units::in_seconds(comm);
-    out.exposed_comm = units::in_seconds(step - (fwd + bwd + opt));
+    if (pr.mode == DataParallel::ddp) {
+        fwd += out.input_copy_time.value();
+        out.compute_time = units::in_seconds(fwd + bwd + opt);
+        out.exposed_comm = units::in_seconds(step - (fwd + bwd + opt));
+    } else {  // the GPUs' step: what the copies, collectives and replicate's Python leave
+        out.compute_time = units::in_seconds(step - exposed - out.dp.host_exposed_s);
+        out.exposed_comm = units::in_seconds(exposed);
+    }
     if (out.input.pipeline_s > step) {
         step = out.input.pipeline_s;
         out.input_bound = true;
