@@ -1316,15 +1316,15 @@ io::json dp_host_report(const std::vector<std::tuple<std::string, double, double
 
 TEST_CASE("nn.DataParallel's host costs: the fit returns known costs from op_bench's dp_host records; bad records are errors") {
     const Device& d = find_device("h200");
-    // Known costs: replicate = modules x 9 us + tensors x 0.5 us + N (modules x 6 us + tensors x 2.5 us); N forwards
+    // Known costs: replicate = 150 us + modules x 2 us + N (modules x 6 us + tensors x 2.5 us); N forwards
     // = N (1.3 T1 + 80 us).
-    const double m1 = 9, t1 = 0.5, m = 6, t = 2.5, share = 1.3, thread = 80;
+    const double c0 = 150, m1 = 2, m = 6, t = 2.5, share = 1.3, thread = 80;
     const std::vector<std::tuple<std::string, double, double, double>> models{
         {"resnet18", 68, 62, 60}, {"resnet50", 151, 161, 159}, {"bert-base", 229, 199, 2}, {"chain64", 65, 128, 0}};
     std::map<std::string, std::map<int, double>> replicate_us;
     for (const auto& [model, modules, params, buffers] : models)
         for (int n : {1, 2, 4, 8})
-            replicate_us[model][n] = modules * m1 + (params + buffers) * t1 + n * (modules * m + (params + buffers) * t);
+            replicate_us[model][n] = c0 + modules * m1 + n * (modules * m + (params + buffers) * t);
     std::vector<std::pair<std::string, std::map<int, double>>> forwards;
     for (const auto& [model, t1] : {std::pair<std::string, double>{"resnet18", 2500}, {"resnet50", 6000}, {"bert-base", 4500}}) {
         std::map<int, double> times{{1, t1}};
@@ -1337,8 +1337,8 @@ TEST_CASE("nn.DataParallel's host costs: the fit returns known costs from op_ben
     const calibration::DataParallelHostFit fit = calibration::fit_data_parallel_host(s.data_parallel_host, h);
     CHECK(fit.replicate_samples == 16);
     CHECK(fit.forward_samples == 9);
+    CHECK(h.dp_replicate_call_s == doctest::Approx(c0 * 1e-6).epsilon(1e-6));
     CHECK(h.dp_replicate_module_once_s == doctest::Approx(m1 * 1e-6).epsilon(1e-6));
-    CHECK(h.dp_replicate_tensor_once_s == doctest::Approx(t1 * 1e-6).epsilon(1e-6));
     CHECK(h.dp_replicate_module_s == doctest::Approx(m * 1e-6).epsilon(1e-6));
     CHECK(h.dp_replicate_tensor_s == doctest::Approx(t * 1e-6).epsilon(1e-6));
     CHECK(h.dp_lock_share == doctest::Approx(share).epsilon(1e-6));
@@ -1358,18 +1358,27 @@ TEST_CASE("nn.DataParallel's host costs: the fit returns known costs from op_ben
     // The recorded run (validation/results/2026-12-07-devvm-dp-host) gives the defaults of HostCosts.
     const std::string recorded = ROOFPLAN_SOURCE_DIR "/validation/results/2026-12-07-devvm-dp-host/ops_dp_host_devvm.json";
     const Measurements r = io::operator_report(io::parse(io::read_text(recorded), recorded), recorded);
-    CHECK(r.data_parallel_host.size() == 6 * 4);  // replicate only: the forwards need CUDA devices
+    CHECK(r.data_parallel_host.size() == 6 * 4 + 1);  // replicate and a bare thread: the forwards need CUDA devices
     HostCosts from_record;
     const calibration::DataParallelHostFit recorded_fit = calibration::fit_data_parallel_host(r.data_parallel_host, from_record);
     CHECK(recorded_fit.replicate_samples == 24);
     CHECK(recorded_fit.forward_samples == 0);
+    CHECK(recorded_fit.thread_samples == 1);
     const HostCosts defaults;
+    CHECK(from_record.dp_thread_s == doctest::Approx(defaults.dp_thread_s).epsilon(0.01));
     CHECK(from_record.dp_replicate_module_s == doctest::Approx(defaults.dp_replicate_module_s).epsilon(0.01));
-    CHECK(from_record.dp_replicate_tensor_s == doctest::Approx(defaults.dp_replicate_tensor_s));
+    CHECK(from_record.dp_replicate_tensor_s == doctest::Approx(defaults.dp_replicate_tensor_s).epsilon(0.02));
+    CHECK(from_record.dp_replicate_call_s == doctest::Approx(defaults.dp_replicate_call_s).epsilon(0.02));
     CHECK(from_record.dp_replicate_module_once_s == doctest::Approx(defaults.dp_replicate_module_once_s).epsilon(0.02));
-    CHECK(from_record.dp_replicate_tensor_once_s == doctest::Approx(defaults.dp_replicate_tensor_once_s).epsilon(0.02));
     CHECK(from_record.dp_lock_share == defaults.dp_lock_share);  // no forwards recorded: the prior stays
-    CHECK(recorded_fit.replicate_median < 0.15);
+    CHECK(recorded_fit.replicate_median < 0.2);
+    // A single model's threaded forwards cannot separate a thread's cost from the share: not fitted.
+    std::vector<DataParallelHostSample> one_model;
+    for (const DataParallelHostSample& x : s.data_parallel_host)
+        if (x.part == DataParallelHostSample::Part::forward && x.model.starts_with("resnet50")) one_model.push_back(x);
+    HostCosts untouched;
+    CHECK(calibration::fit_data_parallel_host(one_model, untouched).forward_samples == 0);
+    CHECK(untouched == HostCosts{});
 
     // Bad input: a replica count that is not one, a time that is not positive, a profile's share above 8.
     io::json bad = dp_host_report(models, forwards, replicate_us);

@@ -385,11 +385,17 @@ TEST_CASE("nn.DataParallel as it runs: replicas remade each step, threads at the
     // Eight GPUs: the host's replicate and threads as the profile's costs say, the forward's dispatch slowed.
     const ParallelPrediction dp8 = predict_parallel(p, d, prof, eager, s, {.gpus = 8, .mode = DataParallel::dp});
     const HostCosts& h = prof.host;
-    CHECK(dp8.dp.replicate_host_s == doctest::Approx(151 * h.dp_replicate_module_once_s + 320 * h.dp_replicate_tensor_once_s +
+    CHECK(dp8.dp.replicate_host_s == doctest::Approx(h.dp_replicate_call_s + 151 * h.dp_replicate_module_once_s +
                                                      8 * (151 * h.dp_replicate_module_s + 320 * h.dp_replicate_tensor_s)));
     CHECK(dp8.dp.threads_host_s == doctest::Approx(8 * h.dp_thread_s));
     CHECK(dp8.dp.forward_host_scale == doctest::Approx(std::max(1.0, 8 * h.dp_lock_share)));
     CHECK(dp8.dp.broadcast_s > 0);
+    CHECK(dp8.dp.output_grad_s > 0);  // the outputs' gradients go back to the replicas
+    // The step's parts add up: copies and collectives (all exposed), replicate's Python beyond them, the GPUs' step.
+    CHECK(dp8.exposed_comm.value() == doctest::Approx(dp8.comm_time.value()));
+    CHECK(dp8.step_time.value() == doctest::Approx(dp8.compute_time.value() + dp8.exposed_comm.value() + dp8.dp.host_exposed_s));
+    CHECK(dp8.compute_time.value() == doctest::Approx(dp8.gpu.step_time.value() + dp8.dp.loss_s));
+    CHECK(dp8.gpu.host_s > alone.host_s);  // the per-GPU prediction is DataParallel's, its forward contended
     CHECK(dp8.dp.reduce_s > 0);
     CHECK(dp8.dp.scatter_s > 0);  // the batch made on GPU 0 goes to the other seven
     CHECK(dp8.step_time.value() > alone.step_time.value() + dp8.dp.reduce_s);
@@ -417,7 +423,7 @@ TEST_CASE("nn.DataParallel as it runs: replicas remade each step, threads at the
                          doctest::Contains("nn.DataParallel drives the GPUs of one node"), Error);
 }
 
-TEST_CASE("a forward's host dispatch scaled: the timeline's host time grows by the forward kernels' own costs") {
+TEST_CASE("a forward's host dispatch scaled: the timeline's host time grows by the layers' forward kernels' own costs") {
     // A V100 (no measured tables: every kernel one launch) in FP32 (no synchronisation inside the step).
     const Model m = models::build("resnet18");
     const Device& d = find_device("v100-sxm2-32gb");
@@ -426,7 +432,7 @@ TEST_CASE("a forward's host dispatch scaled: the timeline's host time grows by t
     const Roofline roofline(d, prof, math_class(d, Precision::fp32, Mode::train));
     double forward = 0;
     for (const Kernel& k : step.kernels)
-        if (k.part == StepPart::forward) forward += host_cost(k, prof.host);
+        if (k.part == StepPart::forward && !k.step_level) forward += host_cost(k, prof.host);
     const Timeline base = simulate(step.kernels, roofline, prof.host);
     const Timeline slow = simulate(step.kernels, roofline, prof.host, false, 2.5);
     CHECK(slow.host_s - base.host_s == doctest::Approx(1.5 * forward).epsilon(1e-9));

@@ -134,7 +134,7 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
                 if (q.what.rfind("host speed sensitivity " + std::string(to_string(h)) + " ", 0) == 0)
                     before = defaults.host.speed_sensitivity[static_cast<std::size_t>(h)];
         // "nn.DataParallel replicate ...": costs in seconds (the fixed column); "nn.DataParallel lock share": a share.
-        const bool replicate = q.what.rfind("nn.DataParallel replicate", 0) == 0;
+        const bool replicate = q.what.rfind("nn.DataParallel replicate", 0) == 0 || q.what.rfind("nn.DataParallel thread", 0) == 0;
         if (q.what.rfind("nn.DataParallel lock share", 0) == 0) before = defaults.host.dp_lock_share;
         r.table.add({q.what, {std::to_string(q.samples), q.samples},
                      replicate ? Cell::missing() : Cell(fixed(q.value, 3), q.value),

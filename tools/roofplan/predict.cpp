@@ -349,6 +349,7 @@ json system_json(const Resolved& r, const System& s, const ParallelRequest& pr, 
                      {"threads_host_s", d.threads_host_s},
                      {"forward_host_scale", d.forward_host_scale},
                      {"gather_s", d.gather_s},
+                     {"output_grad_s", d.output_grad_s},
                      {"loss_s", d.loss_s},
                      {"reduce_s", d.reduce_s},
                      {"host_exposed_s", d.host_exposed_s},
@@ -408,15 +409,18 @@ void print_system(const Resolved& r, const System& s, const ParallelRequest& pr,
               << (p.dp.host_exposed_s > 0 ? " + nn.DataParallel's host " + seconds_text(p.dp.host_exposed_s) : std::string())
               << "\n"
               << "  communication     " << seconds_text(p.comm_time.value()) << " per step in all, "
-              << (p.comm_hidden ? "hidden behind the backward pass" : "partly exposed") << "\n";
+              << (pr.mode == DataParallel::dp ? "exposed (nothing overlaps it under nn.DataParallel)"
+                  : p.comm_hidden                 ? "hidden behind the backward pass"
+                                                  : "partly exposed")
+              << "\n";
     if (pr.mode == DataParallel::dp && p.gpus > 1) {
         const DataParallelCosts& d = p.dp;
         std::cout << "  nn.DataParallel   scatter " << seconds_text(d.scatter_s) << " + broadcast "
                   << seconds_text(d.broadcast_s) << " beside replicate's Python " << seconds_text(d.replicate_host_s)
                   << " and " << p.gpus << " threads " << seconds_text(d.threads_host_s) << "; forward dispatch x"
                   << fixed(d.forward_host_scale, 2) << " (the interpreter lock); gather "
-                  << seconds_text(d.gather_s) << ", loss on GPU 0 +" << seconds_text(d.loss_s) << ", gradients reduced "
-                  << seconds_text(d.reduce_s) << "\n";
+                  << seconds_text(d.gather_s) << " and back " << seconds_text(d.output_grad_s) << ", loss on GPU 0 +"
+                  << seconds_text(d.loss_s) << ", gradients reduced " << seconds_text(d.reduce_s) << "\n";
     }
     if (pr.input.source == InputSource::synthetic)
         std::cout << "  input             synthetic: made on "

@@ -2000,8 +2000,9 @@ def dp_host_cases(R):
     rounds = DP_ROUNDS or (9 if env.cuda else 2)
 
     def fake_broadcast(tensors, devices, detach=False):
-        # every replica gets the source tensors (as views, so that setattr sees Parameters' data where it expects it)
-        return [[t.detach() if detach else t for t in tensors] for _ in devices]
+        # every replica gets views of the source tensors: plain tensors, as Broadcast's outputs are (a Parameter
+        # would take Module.__setattr__'s register_parameter path instead)
+        return [[t.detach() if detach else t.view_as(t) for t in tensors] for _ in devices]
 
     def chain(k):
         return torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(k)])

@@ -354,20 +354,24 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges
     if (!samples.data_parallel_host.empty()) {
         const DataParallelHostFit dp = fit_data_parallel_host(samples.data_parallel_host, out.profile.host);
-        if (dp.replicate_samples > 0) {
-            const HostCosts& h = out.profile.host;
-            const auto us = [](double s) { return std::to_string(s * 1e6).substr(0, 5); };
-            out.quality.push_back({"nn.DataParallel replicate per module and replica (per tensor " +
-                                       us(h.dp_replicate_tensor_s) + " us; once per call " + us(h.dp_replicate_module_once_s) +
-                                       " and " + us(h.dp_replicate_tensor_once_s) + " us)",
-                                   dp.replicate_samples, 0, dp.replicate_median, dp.replicate_worst,
-                                   h.dp_replicate_module_s});
-        }
+        const HostCosts& h = out.profile.host;
+        const auto us = [](double seconds) {
+            std::string text = std::to_string(std::round(seconds * 1e8) / 100);  // microseconds, two decimals
+            return text.substr(0, text.find('.') + 3);
+        };
+        if (dp.replicate_samples > 0)
+            out.quality.push_back({"nn.DataParallel replicate per module and replica (per tensor " + us(h.dp_replicate_tensor_s) +
+                                       " us; once per call " + us(h.dp_replicate_call_s) + " us + " +
+                                       us(h.dp_replicate_module_once_s) + " us a module)",
+                                   dp.replicate_samples, 0, dp.replicate_median, dp.replicate_worst, h.dp_replicate_module_s});
         if (dp.forward_samples > 0)
-            out.quality.push_back({"nn.DataParallel lock share (fixed: a thread)", dp.forward_samples,
-                                   out.profile.host.dp_lock_share, dp.forward_median, dp.forward_worst,
-                                   out.profile.host.dp_thread_s});
-        if (out.profile.host.source.view().starts_with("default"))
+            out.quality.push_back({"nn.DataParallel lock share (fixed: a thread)", dp.forward_samples, h.dp_lock_share,
+                                   dp.forward_median, dp.forward_worst, h.dp_thread_s});
+        if (dp.thread_samples > 0)
+            out.quality.push_back({"nn.DataParallel thread: a bare thread started and joined (fixed)", dp.thread_samples,
+                                   0, 0, 0, h.dp_thread_s});
+        if ((dp.replicate_samples > 0 || dp.forward_samples > 0 || dp.thread_samples > 0) &&
+            h.source.view().starts_with("default"))
             out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
     }
     if (const SpeedFit speed = fit_speed_sensitivity(samples.host_speed, out.profile.host); !samples.host_speed.empty()) {

@@ -485,22 +485,27 @@ inline SpeedFit fit_speed_sensitivity(const std::vector<HostSpeedRound>& rounds,
 /// How the nn.DataParallel host fit went (fit_data_parallel_host): samples used and the fits' median and worst
 /// relative errors over them (replicate's Python; the threaded forwards).
 struct DataParallelHostFit {
-    int replicate_samples = 0, forward_samples = 0;
+    int replicate_samples = 0, forward_samples = 0, thread_samples = 0;
     double replicate_median = 0, replicate_worst = 0, forward_median = 0, forward_worst = 0;
 };
 
-/// nn.DataParallel's host costs from op_bench.py's `dp_host` group (system/parallel.hpp says how a step uses them).
-/// replicate's Python at 1-8 replicas of each model: per model a line in the replica count, t = a + N r; its
-/// slopes r, least squares over the models' modules and tensors (relative errors), give the per-replica costs
-/// `dp_replicate_module_s` and `dp_replicate_tensor_s`, its intercepts a the once-per-call costs
-/// `dp_replicate_module_once_s` and `dp_replicate_tensor_once_s`.  The threaded forwards: N replicas take
+/// nn.DataParallel's host costs from op_bench.py's `dp_host` group (system/parallel.hpp says how a step uses them;
+/// HostCosts::dp_replicate_s and dp_forward_scale are the formulas).  replicate's Python at 1-8 replicas of each
+/// model: per model a line in the replica count, t = a + N r; its slopes r, least squares over the models' modules
+/// and tensors (relative errors), give the per-replica costs `dp_replicate_module_s` and `dp_replicate_tensor_s`;
+/// its intercepts a, over a constant and the modules, `dp_replicate_call_s` and `dp_replicate_module_once_s`.  The
+/// threaded forwards (at least two models, so that a thread's cost and the share separate): N replicas take
 /// N (share × T1 + thread) where one forward alone takes T1 (no thread), a line through every (T1, time / N) of
-/// N >= 2 over the models: the slope is `dp_lock_share`, the intercept `dp_thread_s`.
+/// N >= 2: the slope is `dp_lock_share`, the intercept `dp_thread_s`; without them, `dp_thread_s` is a bare
+/// thread's start and join (`thread_start_join_us`).
 inline DataParallelHostFit fit_data_parallel_host(const std::vector<DataParallelHostSample>& samples, HostCosts& host) {
     using Part = DataParallelHostSample::Part;
     DataParallelHostFit out;
     std::map<std::string, std::vector<const DataParallelHostSample*>> by_model[2];
-    for (const DataParallelHostSample& s : samples) by_model[s.part == Part::forward][s.model].push_back(&s);
+    std::vector<double> threads;
+    for (const DataParallelHostSample& s : samples)
+        if (s.part == Part::thread) threads.push_back(s.seconds);
+        else by_model[s.part == Part::forward][s.model].push_back(&s);
     // replicate: per model, t = a + N r
     std::vector<std::array<double, 3>> intercepts, slopes;  // {modules, tensors, a or r}
     for (const auto& [model, points] : by_model[0]) {
@@ -514,28 +519,26 @@ inline DataParallelHostFit fit_data_parallel_host(const std::vector<DataParallel
         if (a > 0) intercepts.push_back({points.front()->modules, points.front()->tensors, a});
         if (r > 0) slopes.push_back({points.front()->modules, points.front()->tensors, r});
     }
-    // y = modules · m + tensors · t on relative errors, both >= 0 (a negative one is refitted without it)
-    const auto per_module_and_tensor = [](const std::vector<std::array<double, 3>>& rows) {
-        auto [m, t] = detail::fit_fixed_and_slope(rows);
-        if (t < 0) {
+    // y = x1 · c1 + x2 · c2 on relative errors, both >= 0 (a negative c2 is refitted without it)
+    const auto non_negative = [](const std::vector<std::array<double, 3>>& rows) {
+        auto [c1, c2] = detail::fit_fixed_and_slope(rows);
+        if (c2 < 0) {
             double sx = 0, sxx = 0;
-            for (const auto& [mods, tens, y] : rows) sx += mods / y, sxx += (mods / y) * (mods / y);
-            m = sxx > 0 ? sx / sxx : 0;
-            t = 0;
+            for (const auto& [x1, x2, y] : rows) sx += x1 / y, sxx += (x1 / y) * (x1 / y);
+            c1 = sxx > 0 ? sx / sxx : 0;
+            c2 = 0;
         }
-        return std::pair{std::max(0.0, m), t};
+        return std::pair{std::max(0.0, c1), c2};
     };
     if (slopes.size() >= 2) {
-        std::tie(host.dp_replicate_module_s, host.dp_replicate_tensor_s) = per_module_and_tensor(slopes);
-        if (intercepts.size() >= 2)
-            std::tie(host.dp_replicate_module_once_s, host.dp_replicate_tensor_once_s) = per_module_and_tensor(intercepts);
+        std::tie(host.dp_replicate_module_s, host.dp_replicate_tensor_s) = non_negative(slopes);
+        std::vector<std::array<double, 3>> once;  // {1, modules, a}
+        for (const auto& [mods, tens, a] : intercepts) once.push_back({1.0, mods, a});
+        if (once.size() >= 2) std::tie(host.dp_replicate_call_s, host.dp_replicate_module_once_s) = non_negative(once);
         std::vector<double> errors;
         for (const auto& [model, points] : by_model[0])
-            for (const auto* p : points) {
-                const double predicted = p->modules * host.dp_replicate_module_once_s + p->tensors * host.dp_replicate_tensor_once_s +
-                                         p->replicas * (p->modules * host.dp_replicate_module_s + p->tensors * host.dp_replicate_tensor_s);
-                errors.push_back(std::abs(predicted / p->seconds - 1));
-            }
+            for (const auto* p : points)
+                errors.push_back(std::abs(host.dp_replicate_s(p->modules, p->tensors, p->replicas) / p->seconds - 1));
         out.replicate_samples = static_cast<int>(errors.size());
         out.replicate_median = detail::median_of(errors);
         out.replicate_worst = *std::max_element(errors.begin(), errors.end());
@@ -548,18 +551,22 @@ inline DataParallelHostFit fit_data_parallel_host(const std::vector<DataParallel
         for (const auto* p : points)
             if (p->replicas >= 2) rows.push_back({(*alone)->seconds, static_cast<double>(p->replicas), p->seconds});
     }
-    if (rows.size() >= 2) {
-        std::vector<std::array<double, 3>> fit_rows;  // {T1, 1, time / N} as fit_fixed_and_slope's {k, b, t}
+    const bool two_models = std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r[0] != rows.front()[0]; });
+    if (rows.size() >= 2 && two_models) {
+        std::vector<std::array<double, 3>> fit_rows;  // {1, T1, time / N} as fit_fixed_and_slope's {k, b, t}
         for (const auto& [t1, n, t] : rows) fit_rows.push_back({1.0, t1, t / n});
         const auto [thread, share] = detail::fit_fixed_and_slope(fit_rows);
         host.dp_lock_share = std::clamp(share, 0.0, 8.0);
         host.dp_thread_s = std::max(0.0, thread);
         std::vector<double> errors;
         for (const auto& [t1, n, t] : rows)
-            errors.push_back(std::abs(n * (host.dp_lock_share * t1 + host.dp_thread_s) / t - 1));
+            errors.push_back(std::abs((host.dp_forward_scale(static_cast<int>(n)) * t1 + n * host.dp_thread_s) / t - 1));
         out.forward_samples = static_cast<int>(errors.size());
         out.forward_median = detail::median_of(errors);
         out.forward_worst = *std::max_element(errors.begin(), errors.end());
+    } else if (!threads.empty()) {  // no threaded forwards to fit: a bare thread's start and join
+        host.dp_thread_s = detail::median_of(threads);
+        out.thread_samples = static_cast<int>(threads.size());
     }
     return out;
 }

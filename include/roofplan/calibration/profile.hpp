@@ -118,23 +118,32 @@ struct HostCosts {
     double block_python_s = 99.9e-6;
     double block_autocast_s = 103.0e-6;
     double block_autograd_s = 122.5e-6;
-    /// nn.DataParallel's host side (op_bench.py `dp_host`; system/parallel.hpp): replicate's Python each step, per
-    /// module and per tensor (parameter or buffer) once (its lists and its walk over the modules) and again for every
-    /// replica (the copies, the tensors set on each); parallel_apply's thread per replica (a Python thread started
-    /// and joined).  `roofplan calibrate`'s fit of the dev VM's run (2 vCPUs, torch 1.13 on the CPU, 25 interleaved
-    /// rounds; median error 14.5%, worst 33%; validation/results/2026-12-07-devvm-dp-host): the modules carry the
-    /// cost (the tensors' share fitted to zero: the two counts move together in these models).  No device host has
-    /// run the group yet; its run replaces them.
-    double dp_replicate_module_once_s = 0.38e-6;
-    double dp_replicate_tensor_once_s = 0.53e-6;
-    double dp_replicate_module_s = 20.5e-6;
-    double dp_replicate_tensor_s = 0;
-    double dp_thread_s = 173e-6;
+    /// nn.DataParallel's host side (op_bench.py `dp_host`; system/parallel.hpp): replicate's Python each step — a
+    /// cost per call and per module once (its lists, its walk over the modules), and per module and per tensor
+    /// (parameter or buffer) for every replica (the copies, the tensors set on each) — and parallel_apply's thread
+    /// per replica (a Python thread started and joined).  `roofplan calibrate`'s fit of the only run so far, on the
+    /// dev VM's CPU (2 vCPUs, torch 1.13, no GPU: replicate's Python and a bare thread; median error 12%, worst
+    /// 43%; validation/results/2026-12-07-devvm-dp-host): no device host has run the group yet, and its run
+    /// replaces them.
+    double dp_replicate_call_s = 144.7e-6;
+    double dp_replicate_module_once_s = 3.69e-6;
+    double dp_replicate_module_s = 20.72e-6;
+    double dp_replicate_tensor_s = 0.277e-6;
+    double dp_thread_s = 165.9e-6;
     /// The share of a replica's forward dispatch during which its thread holds the interpreter lock, hand-overs
-    /// included: N replicas' forwards take max(1, N x share) times one forward's host time (above 1: the hand-overs
-    /// cost more than the lock's own work).  Prior 1 (the forwards serialized, PyTorch's operators releasing the lock
-    /// only around their C++); the dev VM's meta-device threads gave 1.7 (2 vCPUs: an upper bound).
+    /// included: N replicas' forwards each take max(1, N x share) times one forward's host time (above 1: the
+    /// hand-overs cost more than the lock's own work).  Prior 1 (the forwards serialised: PyTorch's operators
+    /// release the lock only around their C++); not measured on a device host yet.
     double dp_lock_share = 1.0;
+
+    /// replicate's Python for `replicas` replicas of a model of `modules` modules and `tensors` tensors.
+    [[nodiscard]] double dp_replicate_s(double modules, double tensors, int replicas) const {
+        return dp_replicate_call_s + modules * dp_replicate_module_once_s +
+               replicas * (modules * dp_replicate_module_s + tensors * dp_replicate_tensor_s);
+    }
+    /// How many times as long each of `replicas` threaded forwards takes to dispatch as one forward alone.
+    [[nodiscard]] double dp_forward_scale(int replicas) const { return std::max(1.0, replicas * dp_lock_share); }
+
     std::array<double, 4> speed_sensitivity{0.447, 0.144, 0.670, 1.0};
     FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
 
@@ -191,8 +200,8 @@ inline constexpr std::array<HostCostField, 31> host_cost_fields{{
     {"block_python_s", &HostCosts::block_python_s, HostSpeedClass::python},
     {"block_autocast_s", &HostCosts::block_autocast_s, HostSpeedClass::python},
     {"block_autograd_s", &HostCosts::block_autograd_s, HostSpeedClass::python},
+    {"dp_replicate_call_s", &HostCosts::dp_replicate_call_s, HostSpeedClass::python},
     {"dp_replicate_module_once_s", &HostCosts::dp_replicate_module_once_s, HostSpeedClass::python},
-    {"dp_replicate_tensor_once_s", &HostCosts::dp_replicate_tensor_once_s, HostSpeedClass::python},
     {"dp_replicate_module_s", &HostCosts::dp_replicate_module_s, HostSpeedClass::python},
     {"dp_replicate_tensor_s", &HostCosts::dp_replicate_tensor_s, HostSpeedClass::python},
     {"dp_thread_s", &HostCosts::dp_thread_s, HostSpeedClass::cpp},

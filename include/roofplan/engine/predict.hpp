@@ -67,8 +67,8 @@ struct PredictRequest {
     bool cuda_graphs = true;
     /// Keep every kernel with its time in Prediction::kernels (eager and compiled runtimes).
     bool kernels = false;
-    /// The host's dispatch of the forward pass slowed by this factor (>= 1): nn.DataParallel's replicas, one
-    /// thread each, take turns at the interpreter lock (system/parallel.hpp).  Ignored by the ideal runtime.
+    /// The host's dispatch of the layers' forward kernels slowed by this factor (>= 1): nn.DataParallel's replicas,
+    /// one thread each, take turns at the interpreter lock (system/parallel.hpp).  Ignored by the ideal runtime.
     double forward_host_scale = 1;
 };
 

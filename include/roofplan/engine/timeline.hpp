@@ -79,7 +79,8 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
 /// operation), `time(i, roofline)`, `host_cost(i, host)` and `kernel(i)` (the whole kernel, read only when the
 /// kernels are kept).
 /// Kernels after a CUDA graph's launch cost the host nothing until the next one.  `forward_host_scale` (>= 1)
-/// multiplies the host's cost of every forward kernel (PredictRequest::forward_host_scale).
+/// multiplies the host's cost of every layer's forward kernel (PredictRequest::forward_host_scale; the loss, a
+/// step-level kernel, is not a layer's).
 template <class Steps>
 Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostCosts& host, bool keep_kernels,
                        double forward_host_scale = 1) {
@@ -113,7 +114,7 @@ Timeline simulate_each(const Steps& steps, const Roofline& roofline, const HostC
         const double further = t.launches - 1;
         const double dispatch = in_graph && k.host != HostOp::graph ? host.graph_node_s * t.launches
                                                                     : steps.host_cost(i, host) + further * host.launch_s;
-        cpu += k.part == StepPart::forward ? dispatch * forward_host_scale : dispatch;
+        cpu += k.part == StepPart::forward && !k.step_level ? dispatch * forward_host_scale : dispatch;
         launches += t.launches;
         const double start = std::max(cpu, gpu);
         gpu = start + t.total_s;

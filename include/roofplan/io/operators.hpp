@@ -122,6 +122,8 @@ inline void data_parallel_host_samples(const json& section, const std::string& w
             else {
                 sample.modules = detail::number(c, "modules", at);
                 sample.tensors = detail::number(c, "parameters", at) + detail::number(c, "buffers", at);
+                if (!(sample.modules >= 1 && sample.tensors >= 0))
+                    roofplan::detail::fail(at, ": expected at least one module and no negative parameter or buffer count");
             }
             if (!c.contains(times) || !c.at(times).is_object())
                 roofplan::detail::fail(at, ".", times, ": expected an object of replica count -> microseconds");
@@ -138,6 +140,12 @@ inline void data_parallel_host_samples(const json& section, const std::string& w
                 out.push_back(sample);
             }
         }
+    }
+    if (section.contains("thread_start_join_us")) {
+        const double us = detail::number(section, "thread_start_join_us", where);
+        if (!(us > 0 && us < 1e5))
+            roofplan::detail::fail(where, ".thread_start_join_us: expected a time in (0, 100000) microseconds");
+        out.push_back({Part::thread, "", 0, 0, 1, us * 1e-6});
     }
 }
 

@@ -198,9 +198,9 @@ struct HostSpeedRound {
 
 /// nn.DataParallel's host side on one GPU (op_bench.py `dp_host`): the median host time of `replicas` replicas of a
 /// model, either replicate's Python (its broadcast left out) or the replicas' training forwards on one thread each
-/// (parallel_apply; one replica runs inline).
+/// (parallel_apply; one replica runs inline); or a Python thread started and joined (`thread`, no model).
 struct DataParallelHostSample {
-    enum class Part { replicate, forward };
+    enum class Part { replicate, forward, thread };
     Part part = Part::replicate;
     std::string model;      ///< with the precision for the forwards ("resnet50 amp-bf16")
     double modules = 0;     ///< replicate: the model's modules

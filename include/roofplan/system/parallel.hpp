@@ -47,9 +47,11 @@ struct DataParallelCosts {
     double threads_host_s = 0;     ///< parallel_apply's threads, one per replica, started and joined
     double forward_host_scale = 1; ///< each replica's forward dispatch, slowed by the others' turns at the lock
     double gather_s = 0;           ///< the outputs copied to GPU 0
+    double output_grad_s = 0;      ///< their gradients copied back to the replicas (Gather's backward)
     double loss_s = 0;             ///< the loss over the whole batch on GPU 0, beyond one GPU's share
     double reduce_s = 0;           ///< the gradients reduced to GPU 0 after the backward (ReduceAddCoalesced)
     double host_exposed_s = 0;     ///< replicate's Python and the threads beyond the copies beside them
+                                   ///< (part of the step, neither compute nor communication)
     double modules = 0;            ///< torch modules replicated per replica (replicated_state)
     double tensors = 0;            ///< parameters and buffers set per replica
 };
@@ -165,40 +167,42 @@ inline ReplicatedState replicated_state(const Model& model) {
 namespace parallel_detail {
 
 /// nn.DataParallel's step as PyTorch runs it (torch/nn/parallel/data_parallel.py): one process drives every GPU.
-///  1. scatter: the batch, on GPU 0 (made there, or copied there from the host), split and copied to the others;
+///  1. scatter: a batch on GPU 0 (made there) is split and copied to the others; a batch in host memory is copied
+///     chunk by chunk from the host to each GPU (the input's copy, ParallelPrediction::input_copy_time);
 ///  2. replicate: the parameters broadcast from GPU 0, then a Python copy of every module per replica with its
 ///     parameters and buffers set (host), before the replicas' forwards can be dispatched;
 ///  3. parallel_apply: one thread per replica runs its forward; the threads take turns at the interpreter lock, so
-///     each replica's dispatch is max(1, GPUs × lock share) times as slow (HostCosts::dp_lock_share);
+///     each replica's dispatch is HostCosts::dp_forward_scale times as slow;
 ///  4. gather: the outputs copied to GPU 0, the loss over the whole batch there;
-///  5. the backward: the autograd engine's thread per device runs each replica's backward (C++, no lock, in
-///     parallel); the gradients are reduced to GPU 0 once all are ready (Broadcast's backward, one node);
+///  5. the backward: the output gradients scattered back (Gather's backward), the autograd engine's thread per
+///     device runs each replica's backward (C++, no lock, in parallel); the gradients are reduced to GPU 0 once
+///     all are ready (Broadcast's backward, one node);
 ///  6. the optimizer on GPU 0.
-/// Returns the step time; fills `dp` and the communication figures.
+/// The step is max(copies before the forwards, replicate's Python and the threads) + one GPU's step with the
+/// contended forward + gather, the rest of the loss, the output gradients' scatter and the gradients' reduce.
+/// Returns the step time; fills `dp`, `contended` (one GPU's step as DataParallel dispatches it) and the
+/// communication figures (all of it exposed: nothing overlaps it).
 inline double dp_step(const Predictor& predictor, const Device& device, const EfficiencyProfile& profile,
                       const PredictRequest& request, const System& s, const ParallelRequest& pr,
-                      const CollectivePlace& place, const Prediction& alone, DataParallelCosts& dp, double& comm,
-                      double& exposed) {
+                      const CollectivePlace& place, Prediction& contended, DataParallelCosts& dp, double& comm) {
     const int n = pr.gpus;
     if (place.nodes > 1)
         detail::fail_about("data_parallel", "nn.DataParallel drives the GPUs of one node (one process); ", n,
                            " GPUs need ", place.nodes, " nodes (use ddp across nodes)");
-    const bool host = alone.runtime != Runtime::ideal;  // the ideal runtime has no host
+    const bool host = contended.runtime != Runtime::ideal;  // the ideal runtime has no host
     const HostCosts& h = profile.host;
     const ReplicatedState state = replicated_state(predictor.model());
     dp.modules = state.modules;
     dp.tensors = state.tensors;
-    Prediction g = alone;
     if (host && n > 1) {
-        dp.replicate_host_s = state.modules * h.dp_replicate_module_once_s + state.tensors * h.dp_replicate_tensor_once_s +
-                              n * (state.modules * h.dp_replicate_module_s + state.tensors * h.dp_replicate_tensor_s);
+        dp.replicate_host_s = h.dp_replicate_s(state.modules, state.tensors, n);
         dp.threads_host_s = n * h.dp_thread_s;
-        dp.forward_host_scale = std::max(1.0, n * h.dp_lock_share);
+        dp.forward_host_scale = h.dp_forward_scale(n);
         if (dp.forward_host_scale > 1) {
-            PredictRequest contended = request;
-            contended.forward_host_scale = dp.forward_host_scale;
-            contended.per_layer = true;
-            g = predictor(device, profile, contended);
+            PredictRequest slowed = request;
+            slowed.forward_host_scale = dp.forward_host_scale;
+            slowed.per_layer = true;
+            contended = predictor(device, profile, slowed);
         }
     }
     const auto collective = [&](Collective op, double bytes) {
@@ -209,28 +213,24 @@ inline double dp_step(const Predictor& predictor, const Device& device, const Ef
     // The root's link carries the other replicas' shares: a broadcast (a reduce) of that many bytes.
     const Model& model = predictor.model();
     const double others = n - 1;
-    const Shape last = model.nodes().empty() ? model.input_shape() : output_shape(model.nodes().back().layer);
-    const double out_bytes = static_cast<double>(request.batch) * static_cast<double>(last.elements()) *
-                             static_cast<double>(element_bytes(request.precision == Precision::fp32 ||
-                                                               request.precision == Precision::tf32
-                                                                   ? Precision::fp32
-                                                                   : Precision::amp_bf16));
-    dp.scatter_s = collective(Collective::broadcast, others * input_batch_bytes(model, request.batch));
+    // The outputs in the precision's activation type (autocast's half type under amp).
+    const double out_bytes = output_batch_bytes(model, request.batch, static_cast<double>(element_bytes(request.precision)));
+    if (pr.input.source == InputSource::synthetic)
+        dp.scatter_s = collective(Collective::broadcast, others * input_batch_bytes(model, request.batch));
     const double weight_bytes = 4.0 * static_cast<double>(model.params());
     dp.broadcast_s = collective(Collective::broadcast, weight_bytes);
     dp.gather_s = collective(Collective::reduce, others * out_bytes);
+    dp.output_grad_s = collective(Collective::broadcast, others * out_bytes);
     dp.reduce_s = collective(Collective::reduce, weight_bytes);
     double loss = 0;
-    for (const auto& [type, t] : g.by_type)
+    for (const auto& [type, t] : contended.by_type)
         if (type == "loss") loss = t.value();
     dp.loss_s = others * loss;
     // Before the forwards: the copies on the GPUs' links beside replicate's Python on the host.
     const double gpu_pre = dp.scatter_s + dp.broadcast_s, host_pre = dp.replicate_host_s + dp.threads_host_s;
-    const double pre = std::max(gpu_pre, host_pre);
-    comm = dp.scatter_s + dp.broadcast_s + dp.gather_s + dp.reduce_s;
-    exposed = comm - std::min(gpu_pre, host_pre);
-    dp.host_exposed_s = pre - gpu_pre;
-    return pre + g.step_time.value() + dp.gather_s + dp.loss_s + dp.reduce_s;
+    dp.host_exposed_s = std::max(0.0, host_pre - gpu_pre);
+    comm = gpu_pre + dp.gather_s + dp.output_grad_s + dp.reduce_s;
+    return comm + dp.host_exposed_s + contended.step_time.value() + dp.loss_s;
 }
 
 }  // namespace parallel_detail
@@ -268,7 +268,9 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
                                pr.algorithm, pr.links)
             .time.value();
     };
+    // One GPU alone (before nn.DataParallel's step replaces out.gpu with its contended one).
     double step = 0, comm = 0, exposed = 0;
+    const double alone_s = g.throughput_samples_per_s, alone_step_s = g.step_time.value();
     if (pr.mode == DataParallel::ddp) {
         // Walk the backward pass from the last layer, filling buckets.
         double t = 0, filled = 0, comm_end = 0;
@@ -289,12 +291,15 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
         }
         step = fwd + std::max(bwd, comm_end) + opt;
     } else {
-        step = parallel_detail::dp_step(predictor, device, profile, request, s, pr, place, g, out.dp, comm, exposed);
+        Prediction contended = g;
+        step = parallel_detail::dp_step(predictor, device, profile, request, s, pr, place, contended, out.dp, comm);
+        exposed = comm;
+        out.gpu = std::move(contended);  // one GPU as DataParallel dispatches it (its forward contended)
     }
-    const ParallelInput in = parallel_input(predictor, request, s, pr, g.step_time.value());
+    const ParallelInput in = parallel_input(predictor, request, s, pr, alone_step_s);
     out.input = in.input;
-    // nn.DataParallel copies the whole batch to GPU 0 (its link carries every replica's share), then scatters it.
-    out.input_copy_time = units::in_seconds(pr.mode == DataParallel::dp ? in.copy_s * pr.gpus : in.copy_s);
+    // A batch in host memory: each GPU's share over its own link (DataParallel's Scatter of a host tensor too).
+    out.input_copy_time = units::in_seconds(in.copy_s);
     step += out.input_copy_time.value();
     out.comm_time = units::in_seconds(comm);
     if (pr.mode == DataParallel::ddp) {
@@ -313,7 +318,7 @@ inline ParallelPrediction predict_parallel(const Predictor& predictor, const Dev
     out.comm_fraction = out.exposed_comm.value() / step;
     out.comm_hidden = out.exposed_comm.value() <= 1e-3 * step;
     out.throughput_samples_per_s = static_cast<double>(request.batch) * pr.gpus / step;
-    out.alone_samples_per_s = pr.input.source == InputSource::synthetic ? g.throughput_samples_per_s
+    out.alone_samples_per_s = pr.input.source == InputSource::synthetic ? alone_s
                                                                         : static_cast<double>(request.batch) / in.alone_s;
     out.scaling_efficiency = out.throughput_samples_per_s / (pr.gpus * out.alone_samples_per_s);
     return out;
@@ -384,8 +389,7 @@ inline ReplicaPrediction predict_replicas(const Predictor& predictor, const Devi
     const InputEstimate in = estimate_input(model, request.batch, request.mode, rr.input, cores);
     out.input = in;
     out.input_bytes = in.batch_bytes;
-    const Shape last = model.nodes().empty() ? model.input_shape() : output_shape(model.nodes().back().layer);
-    out.output_bytes = in.batch_bytes > 0 ? batch * static_cast<double>(last.elements()) * 4 : 0.0;
+    out.output_bytes = in.batch_bytes > 0 ? output_batch_bytes(model, request.batch, 4) : 0.0;
     // Each replica on its own GPU's link, on every node; the step reported is the slowest replica's.
     double throughput = 0, step_max = 0;
     bool copy_bound = false;
