@@ -22,6 +22,7 @@
 #include <roofplan/system/collective_kind.hpp>
 #include <roofplan/system/topology.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <iterator>
