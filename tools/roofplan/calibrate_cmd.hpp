@@ -133,12 +133,12 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
             for (HostSpeedClass h : enum_values<HostSpeedClass>())
                 if (q.what.rfind("host speed sensitivity " + std::string(to_string(h)) + " ", 0) == 0)
                     before = defaults.host.speed_sensitivity[static_cast<std::size_t>(h)];
-        // "nn.DataParallel replicate ...": costs in seconds (the fixed column); "nn.DataParallel lock share": a share.
-        const bool replicate = q.what.rfind("nn.DataParallel replicate", 0) == 0 || q.what.rfind("nn.DataParallel thread", 0) == 0;
+        // "nn.DataParallel replicate/thread ...": costs in seconds only (the fixed column); "... lock share": a share.
+        const bool costs_only = q.what.rfind("nn.DataParallel replicate", 0) == 0 || q.what.rfind("nn.DataParallel thread", 0) == 0;
         if (q.what.rfind("nn.DataParallel lock share", 0) == 0) before = defaults.host.dp_lock_share;
         r.table.add({q.what, {std::to_string(q.samples), q.samples},
-                     replicate ? Cell::missing() : Cell(fixed(q.value, 3), q.value),
-                     shapes || replicate ? Cell::missing() : Cell(fixed(before, 3), before),
+                     costs_only ? Cell::missing() : Cell(fixed(q.value, 3), q.value),
+                     shapes || costs_only ? Cell::missing() : Cell(fixed(before, 3), before),
                      q.what == "memory" || conv || shapes || speed ? Cell::missing() : Cell(seconds_text(q.fixed_s), q.fixed_s),
                      speed ? Cell::missing() : Cell(fixed(100 * q.median_rel_error, 1) + "%", q.median_rel_error),
                      speed ? Cell::missing() : Cell(fixed(100 * q.worst_rel_error, 1) + "%", q.worst_rel_error)});

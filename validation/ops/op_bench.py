@@ -1979,7 +1979,8 @@ def dp_host_cases(R):
     every replica on GPU 0:
       replicate: torch.nn.parallel.replicate's Python (a copy of every module per replica, every parameter and
         buffer set on each) at 1, 2, 4 and 8 replicas.  Its broadcast (NCCL between GPUs) is replaced by one
-        returning the source tensors for every replica, so the Python runs as on N GPUs and the copies are left out.
+        returning views of the source tensors for every replica, so the Python runs as on N GPUs and the copies are
+        left out.
       parallel_apply: the replicas' forwards on one thread each (torch.nn.parallel.parallel_apply, the threads
         DataParallel starts every step), training mode (autograd records; autocast where named), tiny inputs (batch
         1, 64x64 images or 8 tokens) so the GPU is never the limit: the host's time for the N forwards, which
@@ -1987,7 +1988,8 @@ def dp_host_cases(R):
         a device of its own): the same forwards on the meta device (no kernels, no CUDA driver) by N plain threads
         isolate the interpreter lock.
     Each case: rounds of N = 1, 2, 4, 8 interleaved, median over rounds; wall time per step with a final sync, and
-    the GPU span of the step (events) to show the GPU was not the limit."""
+    the GPU span of the step (events) to show the GPU was not the limit.  Also a bare Python thread started and
+    joined (what parallel_apply's threads cost beyond their work)."""
     env = R.env
     dev = env.dev
     import threading
@@ -2004,6 +2006,15 @@ def dp_host_cases(R):
         # would take Module.__setattr__'s register_parameter path instead)
         return [[t.detach() if detach else t.view_as(t) for t in tensors] for _ in devices]
 
+    @contextlib.contextmanager
+    def broadcast_replaced():
+        real = rep_mod._broadcast_coalesced_reshape
+        rep_mod._broadcast_coalesced_reshape = fake_broadcast
+        try:
+            yield
+        finally:
+            rep_mod._broadcast_coalesced_reshape = real
+
     def chain(k):
         return torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(k)])
 
@@ -2015,9 +2026,7 @@ def dp_host_cases(R):
               "chain256": lambda: chain(256)}
     # -- replicate's Python: rounds outermost, every model and replica count in each (a noisy host's slow spells
     # spread over all of them)
-    real = rep_mod._broadcast_coalesced_reshape
-    rep_mod._broadcast_coalesced_reshape = fake_broadcast
-    try:
+    with broadcast_replaced():
         built = {name: build().to(dev).train() for name, build in models.items()}
         per = {name: {n: [] for n in counts} for name in built}
         for _ in range(rounds):
@@ -2042,8 +2051,6 @@ def dp_host_cases(R):
             print(f"dp_host replicate {name}: {info['host_us']}", file=sys.stderr)
         del built
         R.save()
-    finally:
-        rep_mod._broadcast_coalesced_reshape = real
 
     # -- the replicas' forwards on threads
     def inputs_for(name, d, n):
@@ -2055,8 +2062,7 @@ def dp_host_cases(R):
     fwd_models = ["resnet18", "resnet50", "bert-base"]
     # parallel_apply needs CUDA devices: a smoke run exercises only replicate and the meta threads
     precisions_ = ["fp32", "amp-bf16"] if env.cuda else []
-    rep_mod._broadcast_coalesced_reshape = fake_broadcast
-    try:
+    with broadcast_replaced():
         for name in fwd_models:
             m = models[name]().to(dev).train()
             replicas = replicate(m, [0] * max(counts))
@@ -2085,8 +2091,6 @@ def dp_host_cases(R):
                 print(f"dp_host parallel_apply {name} {prec}: {rec['wall_us']}", file=sys.stderr)
                 R.save()
             del replicas, m
-    finally:
-        rep_mod._broadcast_coalesced_reshape = real
 
     # -- the same forwards on the meta device, plain threads: the interpreter lock alone
     for name in fwd_models:

@@ -145,6 +145,14 @@ struct HostCosts {
     /// How many times as long each of `replicas` threaded forwards takes to dispatch as one forward alone.
     [[nodiscard]] double dp_forward_scale(int replicas) const { return std::max(1.0, replicas * dp_lock_share); }
 
+    /// How each class of cost moves with the host's speed (HostSpeedClass; at_host_speed): a cost of class c on a
+    /// host whose Python view op takes s times the profile's `view_s` costs 1 + k_c (s - 1) times as much.  The
+    /// device hosts switch between two speeds (~2x on the view op); op_bench.py's `host_speed` rounds measured each
+    /// class's slow/fast ratio against the view op's (validation/results/2026-11-24-h200-host-speed, run 1, as
+    /// `roofplan calibrate` fits it, calibration/operators.hpp fit_speed_sensitivity: Python-called operators
+    /// 0.447, the autograd engine and launches 0.144, the optimizers' Python loops 0.670, the view op 1; run 2:
+    /// 0.534, 0.148, 0.753).  A transformer block's own Python moved like the operators (0.32-0.77 across the
+    /// block_host modes, ../2026-11-24-h200-block-host).
     std::array<double, 4> speed_sensitivity{0.447, 0.144, 0.670, 1.0};
     FixedString<63> source{"default (PyTorch 2.11 on the H200 host, 2026-11-23)"};
 

@@ -103,18 +103,21 @@ struct InputEstimate {
     double pipeline_s = 0;       ///< one batch through the pipeline (beside the GPU)
 };
 
+/// Whether a model reads token ids (its first layer an embedding).
+inline bool token_input(const Model& model) {
+    return !model.nodes().empty() && std::holds_alternative<Embedding>(model.nodes().front().layer);
+}
+
 /// Whether a model's input is an image the pipelines decode (3 × H × W), rather than token ids.
 inline bool image_input(const Model& model) {
     const Shape in = model.input_shape();
-    const bool tokens = !model.nodes().empty() && std::holds_alternative<Embedding>(model.nodes().front().layer);
-    return !tokens && in.rank() == 3 && in[0] == 3;
+    return !token_input(model) && in.rank() == 3 && in[0] == 3;
 }
 
 /// A batch of the model's input as the training scripts hand it over: images in FP32, or token ids with their
 /// attention mask in int64.
 inline double input_batch_bytes(const Model& model, std::int64_t batch) {
-    const bool tokens = !model.nodes().empty() && std::holds_alternative<Embedding>(model.nodes().front().layer);
-    return static_cast<double>(batch) * static_cast<double>(model.input_shape().elements()) * (tokens ? 2 * 8 : 4);
+    return static_cast<double>(batch) * static_cast<double>(model.input_shape().elements()) * (token_input(model) ? 2 * 8 : 4);
 }
 
 /// A batch of the model's output (its last layer's) at `bytes_per_element`.
@@ -126,7 +129,6 @@ inline double output_batch_bytes(const Model& model, std::int64_t batch, double 
 /// The input of one GPU's step of `batch` samples of `model` in `mode`; `cores_per_gpu` is the host cores this
 /// GPU's process and workers may use (0: not described).  Errors: decoding for a model whose input is not an
 /// image, a worker count below 0, cpu-decode without workers or cores, gpu-decode without a measured figure.
-
 inline InputEstimate estimate_input(const Model& model, std::int64_t batch, Mode mode, const InputRequest& r,
                                     double cores_per_gpu) {
     InputEstimate e;

@@ -144,11 +144,10 @@ inline ReplicatedState replicated_state(const Model& model) {
                                 std::holds_alternative<MatMul>(n.layer);
         if (functional) continue;
         if (const auto* a = std::get_if<MultiHeadAttention>(&n.layer)) {
-            // Its projections (one fused, as GPT-2's c_attn, or three), the output projection, the attention
-            // probabilities' dropout, and for separate projections the self-attention module holding them
-            // (Hugging Face's BertSelfAttention beside BertSelfOutput).
+            // The output projection, the attention probabilities' dropout, and the projections: one fused (GPT-2's
+            // c_attn), or three inside a self-attention module of their own (Hugging Face's BertSelfAttention).
             const auto& c = a->config();
-            out.modules += (c.fused_qkv ? 1 : 3) + 1 + (c.dropout > 0 ? 1 : 0) + (c.fused_qkv ? 0 : 1);
+            out.modules += 1 + (c.dropout > 0 ? 1 : 0) + (c.fused_qkv ? 1 : 3 + 1);
         }
         names.push_back(name);
     }
