@@ -361,6 +361,10 @@ TEST_CASE("nn.DataParallel as it runs: replicas remade each step, threads at the
     CHECK(replicated_state(r18).tensors == 62 + 60);
     CHECK(replicated_state(r50).modules == 151);
     CHECK(replicated_state(r50).tensors == 161 + 159);
+    // Their buffers' bytes, broadcast with the parameters (sum of numel x element_size over buffers(): batch norm's
+    // running mean and variance, FP32, over 4,800 and 26,560 channels, and one int64 count per batch norm, 20 and 53).
+    CHECK(replicated_state(r18).buffer_bytes == 8.0 * 4800 + 8.0 * 20);
+    CHECK(replicated_state(r50).buffer_bytes == 8.0 * 26560 + 8.0 * 53);
     // Hugging Face's BertModel (transformers 4.36): 228 modules, 199 parameters, 2 buffers (the position and token
     // type ids, which replicated_state does not count: 1% of the tensors).
     const Model bert = models::build("bert-base");
@@ -421,6 +425,18 @@ TEST_CASE("nn.DataParallel as it runs: replicas remade each step, threads at the
     CHECK_THROWS_WITH_AS(predict_parallel(p, find_device(p3dn.device.view()), prof, eager, p3dn,
                                           {.gpus = 16, .mode = DataParallel::dp}),
                          doctest::Contains("nn.DataParallel drives the GPUs of one node"), Error);
+    // A compiled module inside DataParallel runs at eager speed on several GPUs: refused, naming the runtime; one GPU
+    // (the module run as it is) predicts as the compiled runtime alone.
+    const PredictRequest compiled{.batch = 32, .runtime = Runtime::compiled};
+    try {
+        (void)predict_parallel(p, d, prof, compiled, s, {.gpus = 2, .mode = DataParallel::dp});
+        FAIL("nn.DataParallel over two GPUs with the compiled runtime was predicted");
+    } catch (const Error& e) {
+        CHECK(e.field() == "runtime");
+        CHECK(std::string(e.what()).find("runs its replicas eagerly") != std::string::npos);
+    }
+    CHECK(predict_parallel(p, d, prof, compiled, s, {.gpus = 1, .mode = DataParallel::dp}).step_time.value() ==
+          doctest::Approx(p(d, prof, compiled).step_time.value()));
 }
 
 TEST_CASE("a forward's host dispatch scaled: the timeline's host time grows by the layers' forward kernels' own costs") {

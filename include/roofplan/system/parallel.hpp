@@ -119,7 +119,9 @@ inline ParallelInput parallel_input(const Predictor& predictor, const PredictReq
 }
 
 /// What nn.DataParallel's replicate copies for each replica: the model's torch modules (its layers as modules,
-/// the containers their dotted names imply, the root) and tensors (parameters, and batch norm's three buffers).  A
+/// the containers their dotted names imply, the root), tensors (parameters, and batch norm's three buffers) and the
+/// buffers' bytes (batch norm's FP32 running mean and variance and its int64 batch count), broadcast with the
+/// parameters.  A
 /// node that repeats a module (`relu:2`) is one module; element-wise functions (add, multiply, concat, flatten,
 /// matmul) are none; an attention node stands for the modules of Hugging Face's attention.  Exact for the zoo's
 /// torchvision CNNs, BERT and GPT-2 (unit tests, against torch's counts); other buffers (BERT's position ids,
@@ -127,6 +129,7 @@ inline ParallelInput parallel_input(const Predictor& predictor, const PredictReq
 struct ReplicatedState {
     double modules = 0;
     double tensors = 0;
+    double buffer_bytes = 0;
 };
 inline ReplicatedState replicated_state(const Model& model) {
     ReplicatedState out;
@@ -134,7 +137,10 @@ inline ReplicatedState replicated_state(const Model& model) {
     std::vector<std::string_view> names, prefixes;
     for (const Node& n : model.nodes()) {
         runtime_detail::parameter_tensors(n.layer, p);
-        if (std::holds_alternative<BatchNorm2d>(n.layer)) out.tensors += 3;
+        if (const auto* bn = std::get_if<BatchNorm2d>(&n.layer)) {
+            out.tensors += 3;
+            out.buffer_bytes += 8.0 * static_cast<double>(bn->config().channels) + 8.0;
+        }
         std::string_view name = n.name.view();
         name = name.substr(0, name.find(':'));
         for (std::size_t dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.', dot + 1))
@@ -188,6 +194,10 @@ inline double dp_step(const Predictor& predictor, const Device& device, const Ef
     if (place.nodes > 1)
         detail::fail_about("data_parallel", "nn.DataParallel drives the GPUs of one node (one process); ", n,
                            " GPUs need ", place.nodes, " nodes (use ddp across nodes)");
+    if (contended.runtime == Runtime::compiled && n > 1)
+        detail::fail_about("runtime", "nn.DataParallel runs its replicas eagerly: a torch.compile'd module inside it runs "
+                                      "at eager speed on more than one GPU (pytorch/pytorch#94636); use the eager "
+                                      "runtime, or ddp with the compiled one");
     const bool host = contended.runtime != Runtime::ideal;  // the ideal runtime has no host
     const HostCosts& h = profile.host;
     const ReplicatedState state = replicated_state(predictor.model());
@@ -217,7 +227,7 @@ inline double dp_step(const Predictor& predictor, const Device& device, const Ef
     if (pr.input.source == InputSource::synthetic)
         dp.scatter_s = collective(Collective::broadcast, others * input_batch_bytes(model, request.batch));
     const double weight_bytes = 4.0 * static_cast<double>(model.params());
-    dp.broadcast_s = collective(Collective::broadcast, weight_bytes);
+    dp.broadcast_s = collective(Collective::broadcast, weight_bytes + state.buffer_bytes);
     dp.gather_s = collective(Collective::reduce, others * out_bytes);
     dp.output_grad_s = collective(Collective::broadcast, others * out_bytes);
     dp.reduce_s = collective(Collective::reduce, weight_bytes);
