@@ -88,6 +88,38 @@ TEST_CASE("an option's figures are the data-parallel model's: time, GPU-hours, c
     CHECK(o.bound == PlanBound::compute);  // ResNet-50 at batch 256 in FP32 on V100
 }
 
+TEST_CASE("the host's share: an eager step whose GPU waits for the CPU is host-bound, as predict says") {
+    // BERT-base training at batch 1 on an H100, eager: ~1,300 kernels a step, each dispatched by the CPU in more
+    // time than the GPU takes to run it (docs/eager-lowering.md, host-bound cases).
+    const Model m = models::build("bert-base");
+    const Predictor predictor(m);
+    PlanWorkload w;
+    w.batch_per_gpu = 1;
+    w.runtime = Runtime::eager;
+    const PlanCandidate k = alone("h100-sxm")[0];
+    const PlanOption o = evaluate_option(predictor, k, w, {});
+    REQUIRE(o.predicted);
+    const Device& d = find_device("h100-sxm");
+    PredictRequest r{.batch = 1, .runtime = Runtime::eager};
+    r.per_layer = true;
+    const Prediction g = predictor(d, default_profile(d), r);
+    REQUIRE(g.bound == StepBound::host);
+    CHECK(o.bound == PlanBound::host);
+    // The share is the GPU's idle time beyond the kernels' gaps, over the step's parts.
+    const double idle = g.step_time.value() - g.gpu_busy_s - g.gpu_gap_s;
+    CHECK(idle > 0);
+    CHECK(o.shares[4] > 0.5);
+    CHECK(o.shares[4] == doctest::Approx(idle / g.step_time.value()).epsilon(0.05));
+    double total = 0;
+    for (double share : o.shares) total += share;
+    CHECK(total == doctest::Approx(1.0));
+    // The ideal runtime has no host: the same option has no host share.
+    w.runtime = Runtime::ideal;
+    const PlanOption ideal = evaluate_option(predictor, k, w, {});
+    CHECK(ideal.shares[4] == 0);
+    CHECK(ideal.bound != PlanBound::host);
+}
+
 TEST_CASE("ResNet-50 on NVSwitch systems: more GPUs never train slower (communication stays hidden)") {
     const Model m = models::build("resnet50");
     const Predictor predictor(m);

@@ -167,7 +167,8 @@ Table option_table(const Plan& plan) {
         for (const std::string& reason : x.reasons) why += (why.empty() ? "" : "; ") + reason;
         const bool p = x.predicted;
         const json share = p ? json{{"compute", x.shares[0]}, {"memory_bandwidth", x.shares[1]},
-                                    {"latency", x.shares[2]}, {"communication", x.shares[3]}}
+                                    {"latency", x.shares[2]}, {"communication", x.shares[3]},
+                                    {"host", x.shares[4]}}
                              : json(nullptr);
         t.add({rank ? Cell("", rank) : Cell::missing(),
                Cell::structured(x.system, x.system.empty() ? json(nullptr) : json(x.system)), x.device,
@@ -241,7 +242,8 @@ void print_plan_header(const PlanOptions& o, const Resolved& r, const PlanWorklo
                   << " (cheapest first)";
     else std::cout << (w.has_run() ? "energy to train (least first)" : "samples per joule (highest first)");
     std::cout << "\nbound: the largest share of the step (compute, memory-bandwidth, latency: kernel launches, "
-                 "communication: exposed all-reduce); power: GPUs x TDP\n\n";
+                 "communication: exposed collectives, host: GPUs waiting for the CPU's dispatch); "
+                 "power: GPUs x TDP\n\n";
 }
 
 /// The terminal's table of feasible options (the columns a run, prices and energy add where they apply).

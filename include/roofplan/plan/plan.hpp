@@ -83,14 +83,25 @@ struct EnumNames<PlanRank> {
 inline PlanRank parse_plan_rank(std::string_view name) { return parse_enum<PlanRank>(name); }
 
 /// What limits an option: the largest share of its step time (compute-bound kernels, memory-bandwidth-bound
-/// kernels, per-kernel launch latency, exposed communication), or why it cannot run at all.
-enum class PlanBound { compute, memory_bandwidth, latency, communication, memory_capacity, unsupported, none };
+/// kernels, per-kernel launch latency, exposed communication, the GPUs waiting for the host that dispatches their
+/// work), or why it cannot run at all.
+enum class PlanBound {
+    compute,
+    memory_bandwidth,
+    latency,
+    communication,
+    host,
+    memory_capacity,
+    unsupported,
+    none
+};
 
 template <>
 struct EnumNames<PlanBound> {
     static constexpr std::string_view field = "bound";
-    static constexpr std::array<std::string_view, 7> names{"compute",         "memory-bandwidth", "latency", "communication",
-                                                           "memory-capacity", "unsupported",      "none"};
+    static constexpr std::array<std::string_view, 8> names{"compute",         "memory-bandwidth", "latency",
+                                                           "communication",   "host",             "memory-capacity",
+                                                           "unsupported",     "none"};
 };
 
 /// One evaluated option.
@@ -106,8 +117,9 @@ struct PlanOption {
     std::vector<std::string> reasons;  ///< why infeasible (all that apply)
     PlanBound bound = PlanBound::none;
     /// Shares of the step time: compute-bound kernels, memory-bound kernels (and the optimizer update),
-    /// launch-latency-bound kernels, exposed communication.  They sum to 1.
-    std::array<double, 4> shares{};
+    /// launch-latency-bound kernels, exposed communication, the GPUs idle waiting for the host (eager and compiled
+    /// runtimes; nn.DataParallel's replicate).  They sum to 1.
+    std::array<double, 5> shares{};
     double step_time_s = 0;
     double throughput = 0;  ///< samples/s, all GPUs
     double scaling_efficiency = 1;
@@ -275,21 +287,27 @@ inline ParallelPrediction predict_option(const Predictor& predictor, const PlanC
 }
 
 /// Shares of the step: each layer's time goes to the bound of its slowest pass; the optimizer update streams
-/// memory; the exposed communication is what DDP could not hide.  The bound is the largest share.
+/// memory; the exposed communication is what DDP could not hide; the host's share is the time the GPU waits for
+/// the CPU that dispatches its kernels (the kernel-level runtimes' idle time beyond the gaps between back-to-back
+/// kernels, and nn.DataParallel's replicate beyond its copies).  The bound is the largest share (plan's options
+/// read synthetic input: no input pipeline).
 inline void fill_shares(const ParallelPrediction& p, PlanOption& o) {
-    std::array<double, 4> share{};
-    for (const LayerPrediction& lp : p.gpu.layers) {
+    std::array<double, 5> share{};
+    const Prediction& g = p.gpu;
+    for (const LayerPrediction& lp : g.layers) {
         const std::size_t at = lp.bound == Bound::compute ? 0 : lp.bound == Bound::memory ? 1 : 2;
         share[at] += lp.time.value();
     }
-    share[1] += p.gpu.phase_time[Phase::optimizer].value();
+    share[1] += g.phase_time[Phase::optimizer].value();
     share[3] = p.exposed_comm.value();
+    if (g.runtime != Runtime::ideal) share[4] = std::max(0.0, g.step_time.value() - g.gpu_busy_s - g.gpu_gap_s);
+    share[4] += p.dp.host_exposed_s;
     double total = 0;
     for (double s : share) total += s;
-    for (std::size_t i = 0; i < 4; ++i) o.shares[i] = total > 0 ? share[i] / total : 0;
+    for (std::size_t i = 0; i < share.size(); ++i) o.shares[i] = total > 0 ? share[i] / total : 0;
     const auto largest = static_cast<std::size_t>(std::max_element(o.shares.begin(), o.shares.end()) - o.shares.begin());
-    constexpr std::array<PlanBound, 4> kinds{PlanBound::compute, PlanBound::memory_bandwidth, PlanBound::latency,
-                                             PlanBound::communication};
+    constexpr std::array<PlanBound, 5> kinds{PlanBound::compute, PlanBound::memory_bandwidth, PlanBound::latency,
+                                             PlanBound::communication, PlanBound::host};
     o.bound = kinds[largest];
 }
 
