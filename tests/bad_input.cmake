@@ -108,6 +108,8 @@ bad_input_case(option.global_batch_2_64 "--global-batch: must be an integer in .
                plan -m resnet50 --global-batch 18446744073709551616)
 bad_input_case(option.compare_fsdp "--data-parallel: unknown data-parallel mode 'fsdp'; accepted: ddp"
                compare -m resnet50 --systems dgx2,dgx1v --data-parallel fsdp)
+bad_input_case(option.dp_compiled "nn.DataParallel runs its replicas eagerly: a torch.compile'd module inside it runs at eager speed"
+               predict -m resnet50 --system dgx2 --gpus 2 --data-parallel dp --runtime compiled)
 bad_input_case(option.compare_int8 "--precision: int8 is for inference only; this command predicts training"
                compare -m resnet50 --systems dgx2,dgx1v --precision int8)
 bad_input_case(option.scaling_gpus_list "--gpus: '0' is not a positive integer" scaling -m resnet50 --system dgx2 --gpus 1,0)
