@@ -10,9 +10,9 @@
 using namespace roofplan;
 
 namespace {
-const Device& dev(std::string_view id) { return find_device(id); }
+const Device& device_named(std::string_view id) { return find_device(id); }
 
-Prediction run(const Model& m, const Device& d, std::int64_t batch, Precision p = Precision::fp32,
+Prediction predict_once(const Model& m, const Device& d, std::int64_t batch, Precision p = Precision::fp32,
                Mode mode = Mode::train, Optimizer o = Optimizer::sgd) {
     return predict(m, d, {.batch = batch, .precision = p, .mode = mode, .optimizer = o});
 }
@@ -27,7 +27,7 @@ Model one_linear(std::int64_t in, std::int64_t out, std::int64_t rows) {
 
 TEST_CASE("a large GEMM takes 2*MACs / (peak * efficiency) + launch, exactly") {
     // 128x(80 SMs) rows, 128 multiples everywhere: every wave is full, no tile is padded.
-    const Device& v100 = dev("v100");
+    const Device& v100 = device_named("v100");
     const EfficiencyProfile prof = default_profile(v100);
     const std::int64_t rows = 128 * 80, in = 4096, out = 1024;
     const Model m = one_linear(in, out, rows);
@@ -44,7 +44,7 @@ TEST_CASE("a large GEMM takes 2*MACs / (peak * efficiency) + launch, exactly") {
 TEST_CASE("a memory-bound layer takes bytes / (bandwidth * efficiency) + launch") {
     Model m("bn", "one batch norm", Shape{64, 56, 56});
     m.add("bn", BatchNorm2d{{.channels = 64, .height = 56, .width = 56}}, false);
-    const Device& a100 = dev("a100");
+    const Device& a100 = device_named("a100");
     const EfficiencyProfile prof = default_profile(a100);
     const Prediction p = predict(m, a100, prof, {.batch = 256, .precision = Precision::fp32, .mode = Mode::infer});
     const auto bytes = static_cast<double>(m.pass_work(Pass::forward, 256, Precision::fp32).bytes().value());
@@ -54,10 +54,10 @@ TEST_CASE("a memory-bound layer takes bytes / (bandwidth * efficiency) + launch"
 }
 
 TEST_CASE("wave quantization: one tile too many costs a whole wave; awkward shapes fall below the roofline") {
-    const Device& a100 = dev("a100");
+    const Device& a100 = device_named("a100");
     const auto per_mac = [&](std::int64_t rows, std::int64_t n) {
         const Model m = one_linear(4096, n, rows);
-        const Prediction p = run(m, a100, 1, Precision::amp_bf16, Mode::infer);
+        const Prediction p = predict_once(m, a100, 1, Precision::amp_bf16, Mode::infer);
         return (p.step_time.value() - default_profile(a100).launch_s) / static_cast<double>(rows * n * 4096);
     };
     const double full = per_mac(128 * 108, 128);  // exactly one wave of 128x128 tiles
@@ -73,19 +73,19 @@ TEST_CASE("properties: more peak or more bandwidth never lowers throughput; time
         CAPTURE(m->id());
         for (const char* id : {"v100", "a100", "h100", "rtx2080ti"}) {
             CAPTURE(id);
-            Device d = dev(id);
-            const double base = run(*m, d, 64, Precision::amp_fp16).throughput_samples_per_s;
+            Device d = device_named(id);
+            const double base = predict_once(*m, d, 64, Precision::amp_fp16).throughput_samples_per_s;
             Device faster = d;
             faster.peak.fp16_tensor_fp32_acc *= 1.5;
             faster.peak.fp16_tensor_fp16_acc *= 1.5;
             faster.peak.fp32 *= 1.5;
-            CHECK(run(*m, faster, 64, Precision::amp_fp16).throughput_samples_per_s >= base);
+            CHECK(predict_once(*m, faster, 64, Precision::amp_fp16).throughput_samples_per_s >= base);
             Device wider = d;
             wider.bandwidth_gb_s *= 1.5;
-            CHECK(run(*m, wider, 64, Precision::amp_fp16).throughput_samples_per_s > base);
+            CHECK(predict_once(*m, wider, 64, Precision::amp_fp16).throughput_samples_per_s > base);
             double previous = 0;
             for (std::int64_t b : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
-                const double t = run(*m, d, b, Precision::amp_fp16).step_time.value();
+                const double t = predict_once(*m, d, b, Precision::amp_fp16).step_time.value();
                 CHECK(t > previous);
                 previous = t;
             }
@@ -95,11 +95,11 @@ TEST_CASE("properties: more peak or more bandwidth never lowers throughput; time
 
 TEST_CASE("compute-bound layers scale with the peak, memory-bound ones with the bandwidth") {
     const Model m = models::build("resnet50");
-    Device d = dev("v100");
-    const Prediction base = run(m, d, 128);
+    Device d = device_named("v100");
+    const Prediction base = predict_once(m, d, 128);
     Device twice = d;
     twice.peak.fp32 *= 2;
-    const Prediction faster = run(m, twice, 128);
+    const Prediction faster = predict_once(m, twice, 128);
     const double launch = 3 * default_profile(d).launch_s;
     for (std::size_t i = 0; i < base.layers.size(); ++i) {
         const LayerPrediction& a = base.layers[i];
@@ -112,7 +112,7 @@ TEST_CASE("compute-bound layers scale with the peak, memory-bound ones with the 
 
 TEST_CASE("results: fractions, phases and layers add up; per-layer output is optional") {
     const Model m = models::build("bert-squad");
-    const Prediction p = run(m, dev("a100"), 32, Precision::amp_bf16);
+    const Prediction p = predict_once(m, device_named("a100"), 32, Precision::amp_bf16);
     double sum = 0;
     for (const auto& t : p.phase_time) sum += t.value();
     CHECK(sum == doctest::Approx(p.step_time.value()));
@@ -124,11 +124,11 @@ TEST_CASE("results: fractions, phases and layers add up; per-layer output is opt
     CHECK(types == doctest::Approx(p.step_time.value()));
     CHECK(p.fraction_of_peak > 0.05);
     CHECK(p.fraction_of_peak < 1.0);
-    const Prediction lean = predict(m, dev("a100"), {.batch = 32, .precision = Precision::amp_bf16, .per_layer = false});
+    const Prediction lean = predict(m, device_named("a100"), {.batch = 32, .precision = Precision::amp_bf16, .per_layer = false});
     CHECK(lean.layers.empty());
     CHECK(lean.step_time.value() == p.step_time.value());
     // Inference runs the forward pass only.
-    const Prediction inf = run(m, dev("a100"), 32, Precision::amp_bf16, Mode::infer);
+    const Prediction inf = predict_once(m, device_named("a100"), 32, Precision::amp_bf16, Mode::infer);
     CHECK(inf.step_time.value() < 0.5 * p.step_time.value());
     CHECK(inf.phase_time[Phase::backward_data].value() == 0);
     CHECK(inf.phase_time[Phase::optimizer].value() == 0);
@@ -141,8 +141,8 @@ Prediction on(Runtime runtime, const Model& m, const Device& d, std::int64_t bat
 }
 
 TEST_CASE("memory model reproduces the source set-ups (SPEC.md section 2)") {
-    const Device& v100 = dev("v100-sxm2-32gb");
-    const Device& rtx = dev("rtx2080ti");
+    const Device& v100 = device_named("v100-sxm2-32gb");
+    const Device& rtx = device_named("rtx2080ti");
     struct Case { const char* model; std::int64_t v100_batch; std::int64_t rtx_batch; };
     for (const Case c : {Case{"resnet18", 256, 64}, Case{"resnet50", 256, 64}, Case{"resnet101", 128, 32},
                          Case{"resnet152", 128, 32}, Case{"bert-swag", 64, 16}, Case{"bert-squad", 32, 8},
@@ -163,15 +163,15 @@ TEST_CASE("memory model reproduces the source set-ups (SPEC.md section 2)") {
     // GNMT at batch 128 per GPU fits the 24 GB Titan RTX, not the 6 GB RTX 2060 (a memory-hungry RNN), which
     // then says how much is missing.
     const Model gnmt = models::build("gnmt");
-    CHECK(on(Runtime::eager, gnmt, dev("titan-rtx"), 128).fits);
-    const Prediction small = on(Runtime::eager, gnmt, dev("rtx2060"), 128);
+    CHECK(on(Runtime::eager, gnmt, device_named("titan-rtx"), 128).fits);
+    const Prediction small = on(Runtime::eager, gnmt, device_named("rtx2060"), 128);
     CHECK_FALSE(small.fits);
     CHECK(small.missing.value() == small.memory.total.value() - small.capacity.value());
 }
 
 TEST_CASE("max batch is the boundary of fits; the breakdown follows the optimizer, the precision and the mode") {
     const Model m = models::build("resnet152");
-    const Device& d = dev("rtx2080ti");
+    const Device& d = device_named("rtx2080ti");
     const Prediction p = on(Runtime::eager, m, d, 8);
     CHECK(p.max_batch > 8);
     CHECK(p.missing.value() == 0);
@@ -212,7 +212,7 @@ TEST_CASE("max batch is the boundary of fits; the breakdown follows the optimize
 
 TEST_CASE("memory options: the context can be given, memory can be skipped, bad contexts are refused") {
     const Model m = models::build("resnet50");
-    const Device& d = dev("h200");
+    const Device& d = device_named("h200");
     const Prediction p = on(Runtime::eager, m, d, 64);
     CHECK(p.memory.context.value() > 0);
     PredictRequest r{.batch = 64, .runtime = Runtime::eager};
@@ -235,29 +235,29 @@ TEST_CASE("memory options: the context can be given, memory can be skipped, bad 
 
 TEST_CASE("energy: samples per joule at TDP, or at a profile's measured power") {
     const Model m = models::build("alexnet");
-    const Prediction p40 = run(m, dev("p40"), 128, Precision::int8, Mode::infer);
-    const Prediction p4 = run(m, dev("p4"), 128, Precision::int8, Mode::infer);
+    const Prediction p40 = predict_once(m, device_named("p40"), 128, Precision::int8, Mode::infer);
+    const Prediction p4 = predict_once(m, device_named("p4"), 128, Precision::int8, Mode::infer);
     CHECK(p40.samples_per_joule == doctest::Approx(p40.throughput_samples_per_s / 250.0));
     CHECK(p40.throughput_samples_per_s > p4.throughput_samples_per_s);
     CHECK(p4.samples_per_joule > 0);
-    EfficiencyProfile measured = default_profile(dev("p40"));
+    EfficiencyProfile measured = default_profile(device_named("p40"));
     measured.power_w = 200;
-    const Prediction at200 = predict(m, dev("p40"), measured, {.batch = 128, .precision = Precision::int8, .mode = Mode::infer});
+    const Prediction at200 = predict(m, device_named("p40"), measured, {.batch = 128, .precision = Precision::int8, .mode = Mode::infer});
     CHECK(at200.samples_per_joule == doctest::Approx(at200.throughput_samples_per_s / 200.0));
 }
 
 TEST_CASE("errors: batch 0, overflowing batches, unsupported precision, int8 training") {
     const Model m = models::build("resnet50");
-    CHECK_THROWS_WITH_AS(run(m, dev("v100"), 0), doctest::Contains("batch must be a positive integer"),
+    CHECK_THROWS_WITH_AS(predict_once(m, device_named("v100"), 0), doctest::Contains("batch must be a positive integer"),
                          invalid_argument);
-    CHECK_THROWS_WITH_AS(run(m, dev("v100"), std::numeric_limits<std::int64_t>::max() / 2),
+    CHECK_THROWS_WITH_AS(predict_once(m, device_named("v100"), std::numeric_limits<std::int64_t>::max() / 2),
                          doctest::Contains("overflows 64 bits"), invalid_argument);
-    CHECK_THROWS_WITH_AS(run(m, dev("p40"), 8, Precision::amp_fp16), doctest::Contains("no FP16 tensor cores"),
+    CHECK_THROWS_WITH_AS(predict_once(m, device_named("p40"), 8, Precision::amp_fp16), doctest::Contains("no FP16 tensor cores"),
                          invalid_argument);
-    CHECK_THROWS_AS(run(m, dev("v100"), 8, Precision::int8), invalid_argument);
+    CHECK_THROWS_AS(predict_once(m, device_named("v100"), 8, Precision::int8), invalid_argument);
     CHECK_THROWS_AS(parse_optimizer("lamb"), invalid_argument);
     CHECK_THROWS_AS(parse_mode("serve"), invalid_argument);
-    EfficiencyProfile bad = default_profile(dev("v100"));
+    EfficiencyProfile bad = default_profile(device_named("v100"));
     bad.memory = 0;
     CHECK_THROWS_AS(validate(bad), invalid_argument);
 }
@@ -268,7 +268,7 @@ TEST_CASE("a Predictor compiled once gives the same answer as one-shot predictio
         const Model m = entry.build();
         const Predictor predictor(m);
         for (const char* id : {"v100", "h200", "t4"}) {
-            const Device& d = dev(id);
+            const Device& d = device_named(id);
             const PredictRequest r{.batch = 16, .precision = Precision::amp_fp16};
             const Prediction a = predictor(d, default_profile(d), r);
             CHECK(a.step_time.value() == predict(m, d, r).step_time.value());

@@ -8,7 +8,7 @@
 using namespace roofplan;
 
 namespace {
-std::string error_of(auto&& make) {
+std::string construction_error(auto&& make) {
     try {
         make();
     } catch (const roofplan::invalid_argument& e) {
@@ -84,20 +84,20 @@ TEST_CASE("Conv2D groups: depthwise convolution") {
 }
 
 TEST_CASE("Conv2D rejects impossible shapes with clear messages") {
-    CHECK(error_of([] { Conv2D{{.in_channels = 3, .out_channels = 8, .in_height = 5, .in_width = 5, .kernel = 11}}; })
+    CHECK(construction_error([] { Conv2D{{.in_channels = 3, .out_channels = 8, .in_height = 5, .in_width = 5, .kernel = 11}}; })
               .find("larger than the padded input") != std::string::npos);
-    CHECK(error_of([] { Conv2D{{.in_channels = 6, .out_channels = 8, .in_height = 5, .in_width = 5, .groups = 4}}; })
+    CHECK(construction_error([] { Conv2D{{.in_channels = 6, .out_channels = 8, .in_height = 5, .in_width = 5, .groups = 4}}; })
               .find("divisible by groups") != std::string::npos);
-    CHECK(error_of([] { Conv2D{{.in_channels = 0, .out_channels = 8, .in_height = 5, .in_width = 5}}; })
+    CHECK(construction_error([] { Conv2D{{.in_channels = 0, .out_channels = 8, .in_height = 5, .in_width = 5}}; })
               .find("in_channels must be a positive integer, got 0") != std::string::npos);
-    CHECK(error_of([] { Conv2D{{.in_channels = 3, .out_channels = 8, .in_height = 5, .in_width = 5, .stride = 0}}; })
+    CHECK(construction_error([] { Conv2D{{.in_channels = 3, .out_channels = 8, .in_height = 5, .in_width = 5, .stride = 0}}; })
               .find("stride") != std::string::npos);
-    CHECK(error_of([] {
+    CHECK(construction_error([] {
               Conv2D{{.in_channels = 1LL << 40, .out_channels = 1LL << 40, .in_height = 8, .in_width = 8}};
           }).find("overflows 64 bits") != std::string::npos);
     const Conv2D ok{{.in_channels = 3, .out_channels = 8, .in_height = 5, .in_width = 5}};
-    CHECK(error_of([&] { (void)ok.forward(0); }).find("batch must be a positive integer") != std::string::npos);
-    CHECK(error_of([&] { (void)ok.forward(1LL << 62); }).find("overflows") != std::string::npos);
+    CHECK(construction_error([&] { (void)ok.forward(0); }).find("batch must be a positive integer") != std::string::npos);
+    CHECK(construction_error([&] { (void)ok.forward(1LL << 62); }).find("overflows") != std::string::npos);
 }
 
 TEST_CASE("Attention: projections, quadratic core, GQA and causal masks") {
@@ -118,9 +118,9 @@ TEST_CASE("Attention: projections, quadratic core, GQA and causal masks") {
     // Backward: data gradients redo the projections and twice the core; weight gradients the projections.
     CHECK(bert.backward_data(1).macs.value() == bert.projection_macs() + 2 * bert.core_macs());
     CHECK(bert.backward_weight(1).macs.value() == bert.projection_macs());
-    CHECK(error_of([] { MultiHeadAttention{{.model_dim = 100, .heads = 12, .q_len = 8}}; })
+    CHECK(construction_error([] { MultiHeadAttention{{.model_dim = 100, .heads = 12, .q_len = 8}}; })
               .find("must divide model_dim") != std::string::npos);
-    CHECK(error_of([] { MultiHeadAttention{{.model_dim = 96, .heads = 12, .kv_heads = 5, .q_len = 8}}; })
+    CHECK(construction_error([] { MultiHeadAttention{{.model_dim = 96, .heads = 12, .kv_heads = 5, .q_len = 8}}; })
               .find("kv_heads (5) must divide heads (12)") != std::string::npos);
 }
 
@@ -139,7 +139,7 @@ TEST_CASE("Pooling follows PyTorch's output-size rules") {
     const AdaptiveAvgPool2D gap{{.channels = 2048, .in_height = 7, .in_width = 7, .output = 1}};
     CHECK(gap.output_shape() == Shape{2048, 1, 1});
     CHECK(gap.forward(1).vector_flops.value() == 2048 * (49 + 1));
-    CHECK(error_of([] { Pool2D{{.channels = 1, .in_height = 2, .in_width = 2, .kernel = 3}}; })
+    CHECK(construction_error([] { Pool2D{{.channels = 1, .in_height = 2, .in_width = 2, .kernel = 3}}; })
               .find("larger than the padded input") != std::string::npos);
 }
 
@@ -175,8 +175,8 @@ TEST_CASE("Elementwise layers are memory traffic, not matrix work") {
     CHECK(w.activation_bytes_written.value() == 4 * 4 * 256 * 56 * 56);
     CHECK(w.arithmetic_intensity().value() < 0.1);
     CHECK(Flatten{{.shape = Shape{256, 6, 6}}}.output_shape() == Shape{9216});
-    CHECK(error_of([] { Dropout{{.shape = Shape{4}, .probability = 1.5}}; }).find("[0, 1)") != std::string::npos);
-    CHECK(error_of([] { Add{{.shape = Shape{4}, .inputs = 1}}; }).find("at least 2 inputs") != std::string::npos);
+    CHECK(construction_error([] { Dropout{{.shape = Shape{4}, .probability = 1.5}}; }).find("[0, 1)") != std::string::npos);
+    CHECK(construction_error([] { Add{{.shape = Shape{4}, .inputs = 1}}; }).find("at least 2 inputs") != std::string::npos);
 }
 
 TEST_CASE("Every pass's MACs are linear in the batch") {

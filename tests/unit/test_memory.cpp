@@ -49,7 +49,7 @@ std::int64_t saved(const std::array<std::int64_t, category_count>& live) {
     return live[static_cast<std::size_t>(Category::saved_activations)];
 }
 
-Model one_linear() {
+Model one_linear_model() {
     Model m("one-linear", "fc 1024 -> 512", Shape{1024});
     (void)m.add("fc", Linear{{.in_features = 1024, .out_features = 512}}, false);
     return m;
@@ -130,7 +130,7 @@ TEST_CASE("the caching allocator: segments are cached, split, merged, emptied, a
 }
 
 TEST_CASE("one linear layer in FP32: the peak is the weight gradient's, by hand") {
-    const Model m = one_linear();
+    const Model m = one_linear_model();
     const MemoryModel memory(m);
     const std::int64_t B = 64, P = 1024 * 512 * 4, bias = 512 * 4, X = B * 1024 * 4, Y = B * 512 * 4;
     const std::int64_t labels = 512;                       // B int64 labels, rounded to one 512-byte block
@@ -153,7 +153,7 @@ TEST_CASE("one linear layer in FP32: the peak is the weight gradient's, by hand"
 }
 
 TEST_CASE("one linear layer under amp-bf16: the input's autocast copy and the weight's cached copy are kept") {
-    const Model m = one_linear();
+    const Model m = one_linear_model();
     const MemoryModel memory(m);
     const std::int64_t B = 32;
     const auto live = after_forward(memory.tape(request(B, Precision::amp_bf16), default_workspaces(find_device("h200"))), B);

@@ -14,6 +14,7 @@ function(roofplan_cli_objects)
     endif()
     add_library(roofplan_cli_objects OBJECT ${ROOFPLAN_CLI_SOURCES})
     set_target_properties(roofplan_cli_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    roofplan_unity_build(roofplan_cli_objects 7)  # 14 sources: two batches, one per core
     target_link_libraries(roofplan_cli_objects PUBLIC roofplan::roofplan CLI11::CLI11 nlohmann_json::nlohmann_json
                                                PRIVATE roofplan_warnings)
     if(TARGET roofplan::onnx)  # --model-file net.onnx

@@ -92,7 +92,7 @@ inline BlockHostFit fit_block_host(const std::vector<HostSample>& samples, const
             const HostSample* a = find(stem + " L1 " + modes[m].name);
             const HostSample* b = find(stem + " L4 " + modes[m].name);
             if (a == nullptr || b == nullptr)
-                detail::fail("block_host report: no '", stem.substr(7), " L1/L4 ", modes[m].name,
+                roofplan::detail::fail("block_host report: no '", stem.substr(7), " L1/L4 ", modes[m].name,
                              "' case (op_bench.py block_host times BERT and GPT-2 at 1 and 4 layers in three modes)");
             out.measured[family][m] = (b->seconds - a->seconds) / 3;
             out.charged[family][m] =
