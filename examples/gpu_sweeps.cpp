@@ -3,8 +3,11 @@
 // Overfeat, VGG-16, GoogLeNet and ResNet-50/101/152 at batch 8 to 128, FP32 training.  "forward+backward" is the
 // forward pass plus both backward passes (data and weight gradients), without the optimizer update, as the
 // convnet-benchmarks and cnn-benchmarks tables report it; those tables hold the measurements (the VGG they time
-// may be another depth than the zoo's VGG-16).  Checks: times grow with the batch; Titan X Pascal (more FLOPS and
-// bandwidth than the GTX 1080, same architecture) is faster than the GTX 1080, and the K40 is the slowest.  Writes sweep_resnet50_fwd_bwd.svg (current directory or argv[1]).
+// may be another depth than the zoo's VGG-16).  Runtime: ideal, one kernel per layer pass, which is how those
+// frameworks (Torch7, Caffe and others over cuDNN 4-5, FP32, NCHW) ran these networks: a cuDNN call per
+// convolution, batch norm and activation pass, no autocast casts.  Checks: times grow with the batch; Titan X
+// Pascal (more FLOPS and bandwidth than the GTX 1080, same architecture) is faster than the GTX 1080, and the K40 is
+// the slowest.  Writes sweep_resnet50_fwd_bwd.svg (current directory or argv[1]).
 #include <roofplan/roofplan.hpp>
 
 #include "common/chart.hpp"
@@ -40,7 +43,8 @@ int main(int argc, char** argv) {
             std::printf("%-16s", id);
             for (std::int64_t b : batches) {
                 const Prediction p =
-                    predictor(d, default_profile(d), {.batch = b, .precision = Precision::fp32, .per_layer = false});
+                    predictor(d, default_profile(d),
+                              {.batch = b, .precision = Precision::fp32, .per_layer = false, .runtime = Runtime::ideal});
                 const double forward_ms = 1e3 * p.phase_time[Phase::forward].value();
                 const double fwd_bwd_ms = forward_ms + 1e3 * (p.phase_time[Phase::backward_data].value() +
                                                               p.phase_time[Phase::backward_weight].value());

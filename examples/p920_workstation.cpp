@@ -3,6 +3,10 @@
 //   - TensorFlow ResNet-50 training, FP16 (mixed precision) and FP32, batch 16 to 128 (images/s per GPU), and two
 //     cards over the NVLink bridge (DDP, systems p920-rtx8000 and p920-titan-rtx);
 //   - OpenSeq2Seq GNMT-like en-de, batch 128 per GPU, FP32 and mixed precision, with the memory it needs.
+// Runtimes, as the source ran them: TensorRT is an inference engine (the compiled runtime with `engine`: batch
+// norm folded, bias, activation and residual add in the convolution's epilogue, CUDA graphs); TensorFlow's graph executor launches the unfused kernels of a framework (batch norm's passes, the casts
+// of automatic mixed precision), which the eager runtime lowers — with PyTorch's per-op host costs, higher than
+// TensorFlow's C++ executor's, so a small-batch step that the model finds host-bound is a stated approximation.
 // The tables have the benchmark's rows (GPUs) and columns (batch sizes) so they can be put beside the original
 // charts; the measured numbers are in the source report, not here.  Checks: INT8 >= FP16 >= FP32 inference
 // throughput on every card and batch (Turing's INT8 tensor rate is twice its FP16 rate, which is 8x FP32), an OOM
@@ -67,7 +71,9 @@ int main(int argc, char** argv) {
             roofplan_examples::Series series{id, {}, false};
             for (std::int64_t b : batches) {
                 const Prediction p = predict_resnet50(
-                    d, default_profile(d), {.batch = b, .precision = inf.precision, .mode = Mode::infer, .per_layer = false});
+                    d, default_profile(d),
+                    {.batch = b, .precision = inf.precision, .mode = Mode::infer, .per_layer = false, .runtime = Runtime::compiled,
+                     .engine = true});
                 std::printf(" %14s", cell(p).c_str());
                 if (p.fits) series.points.emplace_back(static_cast<double>(b), p.throughput_samples_per_s);
                 by_precision[{id, b}].push_back(p.throughput_samples_per_s);
@@ -83,7 +89,8 @@ int main(int argc, char** argv) {
     {
         const Device& rtx8000 = find_device("quadro-rtx8000");
         const Prediction big = predict_resnet50(rtx8000, default_profile(rtx8000),
-                                                {.batch = 512, .precision = Precision::int8, .mode = Mode::infer});
+                                                {.batch = 512, .precision = Precision::int8, .mode = Mode::infer,
+                                                 .runtime = Runtime::compiled, .engine = true});
         std::printf("Quadro RTX 8000 at batch 512, INT8: %.0f images/s, %.1f GiB (%s)\n", big.throughput_samples_per_s,
                     static_cast<double>(big.memory.total.value()) / 1073741824.0, big.fits ? "fits" : "does not fit");
     }
@@ -96,7 +103,8 @@ int main(int argc, char** argv) {
             std::printf("%-16s", id);
             for (std::int64_t b : batches) {
                 const Prediction p =
-                    predict_resnet50(d, default_profile(d), {.batch = b, .precision = precision, .per_layer = false});
+                    predict_resnet50(d, default_profile(d),
+                                     {.batch = b, .precision = precision, .per_layer = false, .runtime = Runtime::eager});
                 std::printf(" %14s", cell(p).c_str());
                 checks.expect(p.fits == (p.max_batch >= b), std::string(id) + ": OOM iff batch > largest batch");
             }
@@ -110,7 +118,7 @@ int main(int argc, char** argv) {
         const System& s = find_system(sid);
         const Device& d = find_device(s.device.view());
         for (Precision precision : {Precision::amp_fp16, Precision::fp32}) {
-            const PredictRequest req{.batch = 64, .precision = precision};
+            const PredictRequest req{.batch = 64, .precision = precision, .runtime = Runtime::eager};
             const ParallelPrediction two =
                 predict_parallel(predict_resnet50, d, default_profile(d), req, s, {.gpus = 2});
             checks.expect(two.throughput_samples_per_s > two.gpu.throughput_samples_per_s &&
@@ -133,7 +141,8 @@ int main(int argc, char** argv) {
         for (Precision precision : {Precision::fp32, Precision::amp_fp16}) {
             const Prediction p = predict_gnmt(
                 d, default_profile(d),
-                {.batch = 128, .precision = precision, .optimizer = Optimizer::adam, .per_layer = false});
+                {.batch = 128, .precision = precision, .optimizer = Optimizer::adam, .per_layer = false,
+                 .runtime = Runtime::eager});
             checks.expect(p.fits == (p.memory.total.value() <= p.capacity.value()),
                           std::string(id) + ": GNMT fits iff its memory is within the card's");
             std::printf("%-16s %10s %14s %14.1f %10.0f %10lld\n", id, std::string(to_string(precision)).c_str(),

@@ -3,7 +3,8 @@
 // (at the board's TDP), and 1 to 4 GPUs as independent replicas (predict_replicas: no communication, so n GPUs
 // give n times one GPU's throughput; with the input in host memory each step also copies its batch over PCIe).  The source's charts (Dell's P40 vs P4 inference study) hold the
 // measurements.  Checks: images/s per watt = images/s / TDP with the boards' datasheet TDPs (P40 250 W, P4 75 W),
-// and throughput never falls as the batch doubles.  Writes r740_int8_throughput.svg and r740_int8_per_watt.svg (current directory or argv[1]).
+// and throughput never falls as the batch doubles.  The source ran TensorRT engines: the compiled runtime (fused
+// epilogues, one CUDA-graph launch per batch), as `roofplan predict` runs INT8 by default.  Writes r740_int8_throughput.svg and r740_int8_per_watt.svg (current directory or argv[1]).
 #include <roofplan/roofplan.hpp>
 
 #include "common/chart.hpp"
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
                 const Device& d = find_device(devices[i]);
                 const Prediction p = predictor(
                     d, default_profile(d),
-                    {.batch = batch, .precision = Precision::int8, .mode = Mode::infer, .per_layer = false});
+                    {.batch = batch, .precision = Precision::int8, .mode = Mode::infer, .per_layer = false,
+                     .runtime = Runtime::compiled});
                 if (!p.fits) {
                     std::printf(" %14s %12s", "OOM", "-");
                     continue;
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
                 }
                 const Device& d = find_device(s.device.view());
                 const PredictRequest request{.batch = 128, .precision = Precision::int8, .mode = Mode::infer,
-                                             .per_layer = false};
+                                             .per_layer = false, .runtime = Runtime::compiled};
                 const ReplicaPrediction synthetic = predict_replicas(predictor, d, default_profile(d), request, s,
                                                                      {.gpus = gpus});
                 const ReplicaPrediction host = predict_replicas(predictor, d, default_profile(d), request, s,

@@ -110,6 +110,10 @@ bad_input_case(option.compare_fsdp "--data-parallel: unknown data-parallel mode 
                compare -m resnet50 --systems dgx2,dgx1v --data-parallel fsdp)
 bad_input_case(option.dp_compiled "nn.DataParallel runs its replicas eagerly: a torch.compile'd module inside it runs at eager speed"
                predict -m resnet50 --system dgx2 --gpus 2 --data-parallel dp --runtime compiled)
+bad_input_case(option.engine_training "--engine applies to --runtime compiled with --mode infer only .this run: runtime compiled, mode train."
+               predict -m resnet50 -d h100 --runtime compiled --engine on)
+bad_input_case(option.engine_int8_off "--engine off: an int8 inference runs only as an inference engine"
+               predict -m resnet50 -d h100 -p int8 --mode infer --engine off)
 bad_input_case(option.compare_int8 "--precision: int8 is for inference only; this command predicts training"
                compare -m resnet50 --systems dgx2,dgx1v --precision int8)
 bad_input_case(option.scaling_gpus_list "--gpus: '0' is not a positive integer" scaling -m resnet50 --system dgx2 --gpus 1,0)

@@ -232,7 +232,7 @@ def validate(*reports, **options):
 
 # --- predict: one GPU through the library, systems through the command ---------------------------------------
 
-_DIRECT = {"device", "device_file", "batch", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "profile",
+_DIRECT = {"device", "device_file", "batch", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "engine", "profile",
            "context_gib", "host_speed", "kernels", "input_source", "loader_workers", "decode_rate", "top", "layers", "json"}
 _MODEL_SOURCE = {"model_file", "seq", "image_size", "strict", "input"}
 
@@ -281,7 +281,7 @@ class Prediction(Result):
 
 _INTEGER_OPTIONS = {"batch", "loader_workers", "seq", "image_size", "top"}
 _REAL_OPTIONS = {"decode_rate", "context_gib", "host_speed"}
-_STRING_OPTIONS = {"device", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "profile", "input_source",
+_STRING_OPTIONS = {"device", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "engine", "profile", "input_source",
                    "model_file"}
 
 
@@ -320,7 +320,7 @@ def _model_of(model, options):
 
 def _request(options):
     q = _core.Request()
-    for key in ("device", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "profile", "input_source"):
+    for key in ("device", "precision", "mode", "optimizer", "runtime", "cuda_graphs", "engine", "profile", "input_source"):
         if options.get(key) is not None:
             setattr(q, key, options[key])
     if options.get("device_file") is not None:

@@ -170,7 +170,7 @@ struct Request {
     std::string device;
     std::vector<std::string> device_files;
     std::int64_t batch = 0;
-    std::string precision = "fp32", mode = "train", optimizer = "sgd", runtime, cuda_graphs, profile;
+    std::string precision = "fp32", mode = "train", optimizer = "sgd", runtime, cuda_graphs, engine, profile;
     std::optional<double> context_gib;
     std::optional<double> host_speed;
     bool kernels = false;
@@ -196,6 +196,7 @@ struct Request {
         o.optimizer = optimizer;
         o.runtime = runtime;
         o.cuda_graphs = cuda_graphs;
+        o.engine = engine;
         o.profile = profile;
         o.context_gib = context_gib;
         o.host_speed = host_speed;
@@ -348,6 +349,7 @@ PYBIND11_MODULE(_core, mod) {
         .def_readwrite("optimizer", &Request::optimizer)
         .def_readwrite("runtime", &Request::runtime)
         .def_readwrite("cuda_graphs", &Request::cuda_graphs)
+        .def_readwrite("engine", &Request::engine)
         .def_readwrite("profile", &Request::profile)
         .def_readwrite("context_gib", &Request::context_gib)
         .def_readwrite("host_speed", &Request::host_speed)

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -750,4 +751,53 @@ TEST_CASE("the host's speed: each host cost moves by its class's sensitivity; th
     j["host"]["speed_sensitivity"].erase("cpp");
     j["host"]["speed_sensitivity"]["gpu"] = 0.5;
     CHECK_THROWS_WITH_AS(io::profile_from_json(j, d, "p.json"), doctest::Contains("gpu"), Error);
+}
+
+TEST_CASE("an inference engine at a float precision folds batch norm and converts its weights offline") {
+    // TensorRT-like FP16/FP32 engines (PredictRequest::engine): the chain after each convolution goes into its
+    // epilogue and no weight is cast per forward, as an int8 engine's; torch.compile (engine off) keeps a generated
+    // kernel after each convolution and autocast's weight casts.
+    const Model m = models::build("resnet50");
+    const auto count = [&](Precision p, bool engine) {
+        const LoweredStep s = lower(m, 8, {p, Mode::infer, Optimizer::sgd, true, engine}, Runtime::compiled);
+        std::size_t convs = 0, casts = 0;
+        for (const Kernel& k : s.kernels) {
+            convs += k.kind == KernelClass::conv;
+            casts += k.role == KernelRole::weight_cast;
+        }
+        return std::array<std::size_t, 3>{s.kernels.size(), convs, casts};
+    };
+    const auto compiled = count(Precision::amp_fp16, false), engine = count(Precision::amp_fp16, true);
+    const auto int8 = count(Precision::int8, false);  // an int8 inference is always an engine
+    CHECK(engine[1] == 53);                           // ResNet-50's convolutions, the same in all three
+    CHECK(compiled[1] == engine[1]);
+    CHECK(compiled[2] > 0);                           // autocast's weight casts every forward
+    CHECK(engine[2] == 0);
+    CHECK(engine[0] < compiled[0]);
+    CHECK(engine[0] == int8[0]);                      // the same kernels as the int8 engine
+    CHECK(count(Precision::fp32, true)[0] == int8[0]);
+    // Training is never an engine: the flag changes nothing there.
+    const StepConfig train{Precision::amp_fp16, Mode::train, Optimizer::sgd, true, true};
+    const StepConfig train_off{Precision::amp_fp16, Mode::train, Optimizer::sgd, true, false};
+    CHECK(lower(m, 8, train, Runtime::compiled).kernels.size() == lower(m, 8, train_off, Runtime::compiled).kernels.size());
+
+    // Through the predictor: an engine is faster than torch.compile on the same GPU, and only the compiled runtime
+    // in inference can be one.
+    const Device& d = find_device("rtx2080ti");
+    const Predictor predict(m);
+    PredictRequest r{.batch = 16, .precision = Precision::amp_fp16, .mode = Mode::infer, .runtime = Runtime::compiled};
+    const Prediction torch_compile = predict(d, default_profile(d), r);
+    r.engine = true;
+    const Prediction trt = predict(d, default_profile(d), r);
+    CHECK(trt.engine);
+    CHECK_FALSE(torch_compile.engine);
+    CHECK(trt.kernel_count < torch_compile.kernel_count);
+    CHECK(trt.throughput_samples_per_s > torch_compile.throughput_samples_per_s);
+    r.mode = Mode::train;
+    CHECK_THROWS_WITH_AS((void)predict(d, default_profile(d), r), doctest::Contains("compiled runtime in inference"),
+                         roofplan::invalid_argument);
+    r.mode = Mode::infer;
+    r.runtime = Runtime::eager;
+    CHECK_THROWS_WITH_AS((void)predict(d, default_profile(d), r), doctest::Contains("runtime eager"),
+                         roofplan::invalid_argument);
 }

@@ -132,7 +132,10 @@ Table kernel_table(const Prediction& p, const Model& m) {
 /// kernel class, fallbacks, and every kernel when asked.
 void add_execution_json(const Prediction& p, const Model& m, const EfficiencyProfile& profile, json& out) {
     out["runtime"] = to_string(p.runtime);
-    if (p.runtime == Runtime::compiled) out["cuda_graphs"] = p.cuda_graphs;
+    if (p.runtime == Runtime::compiled) {
+        out["cuda_graphs"] = p.cuda_graphs;
+        out["engine"] = p.engine;
+    }
     out["kernel_count"] = p.kernel_count;
     out["gpu_busy_s"] = p.gpu_busy_s;
     out["gpu_idle_s"] = p.gpu_idle_s;
@@ -264,7 +267,8 @@ void print_execution(const Prediction& p, const EfficiencyProfile& profile) {
         return;
     }
     const double step = p.step_time.value();
-    std::cout << "  execution       " << to_string(p.runtime) << ": " << p.kernel_count << " kernels; GPU busy "
+    std::cout << "  execution       " << to_string(p.runtime) << (p.engine ? " (inference engine)" : "") << ": "
+              << p.kernel_count << " kernels; GPU busy "
               << seconds_text(p.gpu_busy_s) << ", idle " << seconds_text(p.gpu_idle_s) << " ("
               << fixed(100 * p.gpu_idle_s / step, 1) << "%, " << seconds_text(p.gpu_gap_s)
               << " of it between back-to-back kernels); host dispatch " << seconds_text(p.host_s) << "; bound: "

@@ -21,6 +21,7 @@ struct PredictOptions {
     std::string optimizer = "sgd";
     std::string runtime;  ///< empty: eager (int8: compiled, PyTorch eager has no int8 path)
     std::string cuda_graphs;  ///< --cuda-graphs on|off (compiled runtime only); empty: on
+    std::string engine;  ///< --engine on|off (compiled runtime, inference); empty: off (int8: on)
     std::optional<double> host_speed;  ///< --host-speed: the host's speed against the profile's (kernel-level runtimes)
     bool kernels = false;  ///< predict --kernels: keep every kernel of the step
     std::string profile;
@@ -39,6 +40,10 @@ inline void add_runtime_option(CLI::App* app, PredictOptions& o, const std::stri
     app->add_option("--cuda-graphs", o.cuda_graphs,
                     "Compiled runtime: on (replayed as CUDA graphs: torch.compile mode=\"reduce-overhead\", inference "
                     "engines; default) or off (torch.compile's default mode: its wrapper launches every kernel)");
+    app->add_option("--engine", o.engine,
+                    "Compiled runtime in inference: on (an inference engine, TensorRT-like: batch norm folded, bias, "
+                    "activation and residual add in the convolution/GEMM epilogue, weights stored in the compute type) "
+                    "or off (torch.compile: a generated kernel after each convolution; default). int8: always on");
     app->add_option("--host-speed", o.host_speed,
                     "Eager and compiled runtimes: how much slower (>1) or faster (<1) this host runs Python than the "
                     "profile's host: its view-op probe over the profile's view_s (docs/model.md: Host timeline); "
@@ -111,6 +116,15 @@ inline Resolved resolve(const PredictOptions& o, const io::LoadedModel& loaded) 
         if (r.request.runtime != Runtime::compiled)
             fail("--cuda-graphs applies to --runtime compiled only (this run's runtime is ", to_string(r.request.runtime), ")");
         r.request.cuda_graphs = o.cuda_graphs == "on";
+    }
+    if (!o.engine.empty()) {
+        if (o.engine != "on" && o.engine != "off") fail("--engine: expected on or off, got '", o.engine, "'");
+        if (r.request.runtime != Runtime::compiled || r.request.mode != Mode::infer)
+            fail("--engine applies to --runtime compiled with --mode infer only (this run: runtime ",
+                 to_string(r.request.runtime), ", mode ", to_string(r.request.mode), ")");
+        if (o.engine == "off" && r.request.precision == Precision::int8)
+            fail("--engine off: an int8 inference runs only as an inference engine (torch.compile has no int8 path)");
+        r.request.engine = o.engine == "on";
     }
     if (o.host_speed) {
         if (r.request.runtime == Runtime::ideal)

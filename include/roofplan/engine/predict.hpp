@@ -65,6 +65,11 @@ struct PredictRequest {
     /// The compiled runtime: replayed as CUDA graphs (true), or launched kernel by kernel by the compiler's
     /// generated wrapper (torch.compile's default mode).  Ignored by the other runtimes.
     bool cuda_graphs = true;
+    /// The compiled runtime in inference as an inference engine (TensorRT-like: weights converted and batch norm
+    /// folded offline, bias, batch norm, activation and residual add in the GEMM/convolution epilogue) rather than
+    /// torch.compile (no folding: a generated kernel after each convolution, autocast's weight casts every
+    /// forward).  An int8 inference always runs as an engine.  Only with the compiled runtime in inference.
+    bool engine = false;
     /// Keep every kernel with its time in Prediction::kernels (eager and compiled runtimes).
     bool kernels = false;
     /// The host's dispatch of the layers' forward kernels slowed by this factor (>= 1): nn.DataParallel's replicas,
@@ -118,6 +123,7 @@ struct Prediction {
     // The execution model (kernel-level runtimes; the ideal runtime counts one kernel per pass and no host).
     Runtime runtime = Runtime::ideal;
     bool cuda_graphs = true;  ///< the compiled runtime's CUDA graphs (PredictRequest::cuda_graphs)
+    bool engine = false;      ///< run as an inference engine (PredictRequest::engine; an int8 inference: true)
     std::size_t kernel_count = 0;
     double gpu_busy_s = 0;   ///< the kernels' time as a profiler sees it (their times less the gaps between them)
     double gpu_idle_s = 0;   ///< step minus busy: the GPU waiting for the host, and the gaps between kernels
@@ -172,6 +178,8 @@ public:
         out.math = math_class(device, request.precision, request.mode);
         out.runtime = request.runtime;
         out.cuda_graphs = request.cuda_graphs;
+        out.engine = request.runtime == Runtime::compiled && request.mode == Mode::infer &&
+                     (request.engine || request.precision == Precision::int8);
         const Roofline roofline(device, profile, out.math);
         if (request.runtime != Runtime::ideal) {
             simulate_step(roofline, device, profile, request, out);
@@ -304,6 +312,9 @@ private:
         if (request.context) memory::require_context(*request.context);
         if (!(request.forward_host_scale >= 1 && request.forward_host_scale <= 1e3))
             detail::fail("the forward's host scale must be a number in [1, 1000], got ", std::to_string(request.forward_host_scale));
+        if (request.engine && (request.runtime != Runtime::compiled || request.mode != Mode::infer))
+            detail::fail("an inference engine is the compiled runtime in inference (runtime ", to_string(request.runtime),
+                         ", mode ", to_string(request.mode), " asked)");
     }
 
     /// An item's work at batch b.
@@ -420,7 +431,7 @@ private:
     /// The kernel-level runtimes: lower the step, simulate host and GPU, and fill the prediction from it.
     void simulate_step(const Roofline& roofline, const Device& device, const EfficiencyProfile& profile,
                        const PredictRequest& request, Prediction& out) const {
-        const StepConfig step{request.precision, request.mode, request.optimizer, request.cuda_graphs};
+        const StepConfig step{request.precision, request.mode, request.optimizer, request.cuda_graphs, request.engine};
         std::vector<std::string> fallbacks;
         const bool keep = request.per_layer || request.kernels;
         Timeline t;

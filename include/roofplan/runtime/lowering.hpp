@@ -54,6 +54,9 @@ struct StepConfig {
     /// The compiled runtime replays its graphs as CUDA graphs (torch.compile "reduce-overhead", inference engines);
     /// false: its generated wrapper launches every kernel from the host (torch.compile's default mode).
     bool cuda_graphs = true;
+    /// The compiled runtime in inference as an inference engine (TensorRT-like): weights converted and batch norm
+    /// folded offline, the chain after each GEMM or convolution in its epilogue.  An int8 step always runs as one.
+    bool engine = false;
 };
 
 /// Storage types of activations as the runtimes track them.
