@@ -98,6 +98,7 @@ def test_results_are_typed_objects():
     (lambda: roofplan.predict("resnet50", device="h100-sxm", gpus=2), "--gpus"),
     (lambda: roofplan.collective(op="all-reduce", system="dgx-h100", gpus=0, bytes="1MB"), "--gpus"),
     (lambda: roofplan.inspect("resnet50", image_size=0), "--image-size"),
+    (lambda: roofplan.predict("resnet50", device="h100-sxm", runtime="compiled", engine="on"), "--engine applies"),
 ])
 def test_errors_are_the_clis(cli, call, message):
     with pytest.raises(roofplan.RoofplanError, match=message.replace("(", r"\(")) as raised:
@@ -124,6 +125,8 @@ def test_predict_fast_path_equals_the_command(cli):
         (dict(batch=32, runtime="compiled", cuda_graphs="off"), ["-b", "32", "--runtime", "compiled",
                                                                  "--cuda-graphs", "off"]),
         (dict(batch=32, context_gib=1.5), ["-b", "32", "--context-gib", "1.5"]),
+        (dict(batch=16, precision="amp-fp16", mode="infer", runtime="compiled", engine="on"),
+         ["-b", "16", "-p", "amp-fp16", "--mode", "infer", "--runtime", "compiled", "--engine", "on"]),
         (dict(batch=1, mode="infer", host_speed=1.8), ["-b", "1", "--mode", "infer", "--host-speed", "1.8"]),
     ]:
         p = roofplan.predict("resnet50", device="a100-pcie-80gb", **kwargs)
