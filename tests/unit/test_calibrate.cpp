@@ -1372,6 +1372,28 @@ TEST_CASE("nn.DataParallel's host costs: the fit returns known costs from op_ben
     CHECK(from_record.dp_replicate_module_once_s == doctest::Approx(defaults.dp_replicate_module_once_s).epsilon(0.02));
     CHECK(from_record.dp_lock_share == defaults.dp_lock_share);  // no forwards recorded: the prior stays
     CHECK(recorded_fit.replicate_median < 0.2);
+    // The H200 lease's host (validation/results/2026-12-07-h200-dp-host): replicate and parallel_apply whole, no bare
+    // thread (the run ended in its meta-device part). Its fit, as that folder's README quotes it, is the slow
+    // host state's and is not adopted: the defaults stay the dev VM's (they match this host's fast rounds).
+    const std::string h200_run = ROOFPLAN_SOURCE_DIR "/validation/results/2026-12-07-h200-dp-host/ops_dp_host_h200.json";
+    const Measurements h200 = io::operator_report(io::parse(io::read_text(h200_run), h200_run), h200_run);
+    HostCosts from_h200;
+    const calibration::DataParallelHostFit h200_fit = calibration::fit_data_parallel_host(h200.data_parallel_host, from_h200);
+    CHECK(h200_fit.replicate_samples == 24);
+    CHECK(h200_fit.forward_samples == 18);
+    CHECK(h200_fit.thread_samples == 0);
+    CHECK(from_h200.dp_replicate_module_s == doctest::Approx(16.4e-6).epsilon(0.01));
+    CHECK(from_h200.dp_replicate_tensor_s == doctest::Approx(11.64e-6).epsilon(0.01));
+    CHECK(from_h200.dp_replicate_call_s == doctest::Approx(47.99e-6).epsilon(0.01));
+    CHECK(from_h200.dp_replicate_module_once_s == doctest::Approx(13.49e-6).epsilon(0.01));
+    CHECK(from_h200.dp_lock_share == doctest::Approx(1.579).epsilon(0.01));
+    CHECK(from_h200.dp_thread_s == doctest::Approx(1.811e-3).epsilon(0.01));
+    CHECK(h200_fit.replicate_median == doctest::Approx(0.069).epsilon(0.05));
+    // The slow state: a ResNet-50 replica's Python about twice the defaults'.
+    const double slow = from_h200.dp_replicate_s(151, 320, 2) - from_h200.dp_replicate_s(151, 320, 1);
+    const double kept = defaults.dp_replicate_s(151, 320, 2) - defaults.dp_replicate_s(151, 320, 1);
+    CHECK(slow / kept == doctest::Approx(1.93).epsilon(0.02));
+
     // A single model's threaded forwards cannot separate a thread's cost from the share: not fitted.
     std::vector<DataParallelHostSample> one_model;
     for (const DataParallelHostSample& x : s.data_parallel_host)

@@ -122,10 +122,11 @@ struct HostCosts {
     /// nn.DataParallel's host side (op_bench.py `dp_host`; system/parallel.hpp): replicate's Python each step — a
     /// cost per call and per module once (its lists, its walk over the modules), and per module and per tensor
     /// (parameter or buffer) for every replica (the copies, the tensors set on each) — and parallel_apply's thread
-    /// per replica (a Python thread started and joined).  `roofplan calibrate`'s fit of the only run so far, on the
-    /// dev VM's CPU (2 vCPUs, torch 1.13, no GPU: replicate's Python and a bare thread; median error 12%, worst
-    /// 43%; validation/results/2026-12-07-devvm-dp-host): no device host has run the group yet, and its run
-    /// replaces them.
+    /// per replica (a Python thread started and joined).  `roofplan calibrate`'s fit of the dev VM's CPU run (2 vCPUs,
+    /// torch 1.13, no GPU: replicate's Python and a bare thread; median error 12%, worst 43%;
+    /// validation/results/2026-12-07-devvm-dp-host).  An H200 lease's host (validation/results/2026-12-07-h200-dp-host,
+    /// PyTorch 2.11) agrees with the replicate figures in its fast state (its fastest rounds: median 13%) and runs
+    /// about 2x slower in its slow state (its medians); its threaded forwards, all on one GPU, are not fitted.
     double dp_replicate_call_s = 144.7e-6;
     double dp_replicate_module_once_s = 3.69e-6;
     double dp_replicate_module_s = 20.72e-6;
@@ -134,7 +135,8 @@ struct HostCosts {
     /// The share of a replica's forward dispatch during which its thread holds the interpreter lock, hand-overs
     /// included: N replicas' forwards each take max(1, N x share) times one forward's host time (above 1: the
     /// hand-overs cost more than the lock's own work).  Prior 1 (the forwards serialised: PyTorch's operators
-    /// release the lock only around their C++); not measured on a device host yet.
+    /// release the lock only around their C++).  The H200 host's meta-device threads took 1.2-2.0x the serialised
+    /// forwards (2-8 threads), so the prior is optimistic; not fitted (the meta device's dispatch is not CUDA's).
     double dp_lock_share = 1.0;
 
     /// replicate's Python for `replicas` replicas of a model of `modules` modules and `tensors` tensors.
