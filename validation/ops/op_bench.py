@@ -1973,6 +1973,26 @@ def block_host_cases(R):
     print(f"block_host: {len(rounds)} rounds", file=sys.stderr)
 
 
+def profile_top(call, rows=15):
+    """One call of `call` (after two unprofiled ones) under torch.profiler (CPU and CUDA): its wall time and the
+    operators that took the most CPU time in total, with their counts and CUDA time (what a step spends where)."""
+    from torch.profiler import ProfilerActivity, profile
+    for _ in range(2):
+        call()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t = time.perf_counter()
+        call()
+        torch.cuda.synchronize()
+        wall = time.perf_counter() - t
+    events = sorted(prof.key_averages(), key=lambda e: e.cpu_time_total, reverse=True)[:rows]
+    return {"wall_us": wall * 1e6,
+            "top": [{"name": e.key, "count": e.count, "cpu_total_us": e.cpu_time_total,
+                     "self_cpu_us": e.self_cpu_time_total,
+                     "device_total_us": getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0))}
+                    for e in events]}
+
+
 def dp_host_cases(R):
     """nn.DataParallel's host side on one GPU (issue 16 item 1): what its Python costs per step apart from the
     collectives, which the system's links time.  Two parts of DataParallel.forward run PyTorch's own code here with
@@ -2090,6 +2110,16 @@ def dp_host_cases(R):
                 out["parallel_apply"].append(rec)
                 print(f"dp_host parallel_apply {name} {prec}: {rec['wall_us']}", file=sys.stderr)
                 R.save()
+                if prec == "fp32" and name == "resnet18":
+                    # The 2026-12-07 H200 run's step from one replica (inline) to two (threads) was 34 ms that the
+                    # lock model does not describe: one profiled call at N = 1 and at N = 2 names where it goes.
+                    try:
+                        out["parallel_apply_profile"] = {str(n): profile_top(
+                            lambda: parallel_apply(replicas[:n], inputs_for(name, dev, n), devices=[0] * n))
+                            for n in (1, 2)}
+                    except Exception as e:  # a diagnostic: its failure must not lose the measurements
+                        out["parallel_apply_profile"] = {"error": f"{type(e).__name__}: {e}"[:300]}
+                    R.save()
             del replicas, m
 
     # -- the same forwards on the meta device, plain threads: the interpreter lock alone
