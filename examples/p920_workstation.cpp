@@ -4,9 +4,10 @@
 //     cards over the NVLink bridge (DDP, systems p920-rtx8000 and p920-titan-rtx);
 //   - OpenSeq2Seq GNMT-like en-de, batch 128 per GPU, FP32 and mixed precision, with the memory it needs.
 // Runtimes, as the source ran them: TensorRT is an inference engine (the compiled runtime with `engine`: batch
-// norm folded, bias, activation and residual add in the convolution's epilogue, CUDA graphs); TensorFlow's graph executor launches the unfused kernels of a framework (batch norm's passes, the casts
-// of automatic mixed precision), which the eager runtime lowers — with PyTorch's per-op host costs, higher than
-// TensorFlow's C++ executor's, so a small-batch step that the model finds host-bound is a stated approximation.
+// norm folded, bias, activation and residual add in the convolution's epilogue, CUDA graphs); TensorFlow's graph
+// executor launches the unfused kernels of a framework (batch norm's passes, the casts of automatic mixed
+// precision), which the eager runtime lowers — with PyTorch's per-op host costs, higher than TensorFlow's C++
+// executor's, so a small-batch step that the model finds host-bound is a stated approximation.
 // The tables have the benchmark's rows (GPUs) and columns (batch sizes) so they can be put beside the original
 // charts; the measured numbers are in the source report, not here.  Checks: INT8 >= FP16 >= FP32 inference
 // throughput on every card and batch (Turing's INT8 tensor rate is twice its FP16 rate, which is 8x FP32), an OOM
@@ -72,8 +73,8 @@ int main(int argc, char** argv) {
             for (std::int64_t b : batches) {
                 const Prediction p = predict_resnet50(
                     d, default_profile(d),
-                    {.batch = b, .precision = inf.precision, .mode = Mode::infer, .per_layer = false, .runtime = Runtime::compiled,
-                     .engine = true});
+                    {.batch = b, .precision = inf.precision, .mode = Mode::infer, .per_layer = false,
+                     .runtime = Runtime::compiled, .engine = true});
                 std::printf(" %14s", cell(p).c_str());
                 if (p.fits) series.points.emplace_back(static_cast<double>(b), p.throughput_samples_per_s);
                 by_precision[{id, b}].push_back(p.throughput_samples_per_s);
@@ -103,8 +104,8 @@ int main(int argc, char** argv) {
             std::printf("%-16s", id);
             for (std::int64_t b : batches) {
                 const Prediction p =
-                    predict_resnet50(d, default_profile(d),
-                                     {.batch = b, .precision = precision, .per_layer = false, .runtime = Runtime::eager});
+                    predict_resnet50(d, default_profile(d), {.batch = b, .precision = precision, .per_layer = false,
+                                                             .runtime = Runtime::eager});
                 std::printf(" %14s", cell(p).c_str());
                 checks.expect(p.fits == (p.max_batch >= b), std::string(id) + ": OOM iff batch > largest batch");
             }

@@ -4,7 +4,8 @@
 // give n times one GPU's throughput; with the input in host memory each step also copies its batch over PCIe).  The source's charts (Dell's P40 vs P4 inference study) hold the
 // measurements.  Checks: images/s per watt = images/s / TDP with the boards' datasheet TDPs (P40 250 W, P4 75 W),
 // and throughput never falls as the batch doubles.  The source ran TensorRT engines: the compiled runtime (fused
-// epilogues, one CUDA-graph launch per batch), as `roofplan predict` runs INT8 by default.  Writes r740_int8_throughput.svg and r740_int8_per_watt.svg (current directory or argv[1]).
+// epilogues, one CUDA-graph launch per batch), as `roofplan predict` runs INT8 by default.  Writes
+// r740_int8_throughput.svg and r740_int8_per_watt.svg (current directory or argv[1]).
 #include <roofplan/roofplan.hpp>
 
 #include "common/chart.hpp"

@@ -178,8 +178,7 @@ public:
         out.math = math_class(device, request.precision, request.mode);
         out.runtime = request.runtime;
         out.cuda_graphs = request.cuda_graphs;
-        out.engine = request.runtime == Runtime::compiled && request.mode == Mode::infer &&
-                     (request.engine || request.precision == Precision::int8);
+        out.engine = request.runtime == Runtime::compiled && step_config(request).runs_as_engine();
         const Roofline roofline(device, profile, out.math);
         if (request.runtime != Runtime::ideal) {
             simulate_step(roofline, device, profile, request, out);
@@ -301,6 +300,11 @@ private:
         for (std::int64_t v : {s.macs.value(), s.vector_flops.value(), s.weight_elements_read,
                                s.activation_elements_read, s.activation_elements_written, s.gradient_elements_written})
             max_slope_ += static_cast<double>(v);
+    }
+
+    /// What a request asks the runtimes to lower.
+    static constexpr StepConfig step_config(const PredictRequest& r) {
+        return {r.precision, r.mode, r.optimizer, r.cuda_graphs, r.engine};
     }
 
     void check(const PredictRequest& request) const {
@@ -431,7 +435,7 @@ private:
     /// The kernel-level runtimes: lower the step, simulate host and GPU, and fill the prediction from it.
     void simulate_step(const Roofline& roofline, const Device& device, const EfficiencyProfile& profile,
                        const PredictRequest& request, Prediction& out) const {
-        const StepConfig step{request.precision, request.mode, request.optimizer, request.cuda_graphs, request.engine};
+        const StepConfig step = step_config(request);
         std::vector<std::string> fallbacks;
         const bool keep = request.per_layer || request.kernels;
         Timeline t;

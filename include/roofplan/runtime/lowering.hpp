@@ -57,6 +57,11 @@ struct StepConfig {
     /// The compiled runtime in inference as an inference engine (TensorRT-like): weights converted and batch norm
     /// folded offline, the chain after each GEMM or convolution in its epilogue.  An int8 step always runs as one.
     bool engine = false;
+
+    /// Whether the compiled runtime runs this step as an inference engine: inference asked as one, or in int8.
+    [[nodiscard]] constexpr bool runs_as_engine() const {
+        return mode == Mode::infer && (engine || precision == Precision::int8);
+    }
 };
 
 /// Storage types of activations as the runtimes track them.

@@ -143,7 +143,7 @@ inline LoweredStep lower(const Model& model, std::int64_t batch, const StepConfi
     LoweredStep out{e.kernels(), e.fallbacks()};
     if (runtime == Runtime::compiled)
         out.kernels = compiled::fuse(std::move(out.kernels), step.cuda_graphs,
-                                     /*engine=*/!e.training() && (step.engine || step.precision == Precision::int8));
+                                     /*engine=*/step.runs_as_engine());
     return out;
 }
 
