@@ -237,7 +237,8 @@ TEST_CASE("pooling classes are fitted from max-pool cases; the backward's fill i
         b.pass = "bwd";
         b.kernels = 2;
         b.bytes = 10 * n / 4 + 2 * n;
-        b.seconds = (fill.fixed_s + 2 * n / (fill.memory * bw)) + 5e-6 + b.bytes / (0.15 * bw);
+        const double fill_sm = fill.sm_bytes_per_cycle > 0 ? 2 * n / (d.sms * d.boost_clock_mhz * 1e6 * fill.sm_bytes_per_cycle) : 0;
+        b.seconds = (fill.fixed_s + 2 * n / (fill.memory * bw) + fill_sm) + 5e-6 + b.bytes / (0.15 * bw);
         samples.push_back(b);
     }
     calibration::fit_kernel_classes(samples, d, p);

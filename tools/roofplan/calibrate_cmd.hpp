@@ -48,6 +48,9 @@ struct CalibrateInputs {
     std::vector<std::string> nccl_files;
     std::string device_id;
     std::vector<Device> suite_devices;  ///< runner suites (roofplan-bench) may describe their own device (the host)
+    /// Operator reports of another GPU than the profile's (catalog id, report): their kernel-class cases only, which
+    /// with the profile's own separate the classes' memory and SM-side terms (calibration/operators.hpp).
+    std::vector<std::pair<std::string, Measurements>> other_gpu_operators;
 };
 
 inline std::string catalog_id_of(const std::string& gpu_name) {
@@ -70,13 +73,18 @@ inline CalibrateInputs read_calibrate_inputs(const CalibrateOptions& o) {
         const std::string framework_tool = whole.is_object() ? io::detail::string_or(whole, "tool", file + ":", "") : "";
         if (framework_tool == "roofplan-ops" || framework_tool == "roofplan-conv-shapes" ||
             framework_tool == "roofplan-gemm-shapes") {
-            append(in.micro, framework_tool == "roofplan-ops"           ? io::operator_report(whole, file)
-                             : framework_tool == "roofplan-conv-shapes" ? io::conv_shapes_report(whole, file)
-                                                                        : io::gemm_shapes_report(whole, file));
-            in.has_micro = true;
             const json* prov = whole.contains("provenance") ? &whole.at("provenance") : nullptr;
-            if (in.device_id.empty() && prov && prov->is_object() && prov->contains("device") && prov->at("device").is_string())
-                in.device_id = catalog_id_of(prov->at("device").get<std::string>());
+            const std::string gpu = prov && prov->is_object() && prov->contains("device") && prov->at("device").is_string()
+                                        ? catalog_id_of(prov->at("device").get<std::string>()) : std::string();
+            if (in.device_id.empty()) in.device_id = gpu;
+            Measurements m = framework_tool == "roofplan-ops"           ? io::operator_report(whole, file)
+                             : framework_tool == "roofplan-conv-shapes" ? io::conv_shapes_report(whole, file)
+                                                                        : io::gemm_shapes_report(whole, file);
+            if (framework_tool == "roofplan-ops" && !gpu.empty() && gpu != in.device_id)
+                in.other_gpu_operators.emplace_back(gpu, std::move(m));
+            else
+                append(in.micro, m);
+            in.has_micro = true;
             continue;
         }
         const std::vector<io::Report> reports = io::read_reports(file, whole);
@@ -104,12 +112,30 @@ struct CalibrateResult {
     std::string device_text;
 };
 
+/// The profile's GPU's samples, and the kernel-class cases of other GPUs' operator reports, each marked with its
+/// GPU (their host, attention and GEMM cases describe another machine and are left out; their sources say so).
+inline Measurements with_other_gpus(const CalibrateInputs& in, const DeviceCatalog& catalog) {
+    Measurements all = in.micro;
+    for (const auto& [gpu, m] : in.other_gpu_operators) {
+        const Device& d = catalog.find(gpu);
+        for (OperatorSample s : m.operators)
+            if (calibration::class_of(s)) {
+                s.bandwidth_b_s = d.bandwidth_gb_s * 1e9;
+                s.sm_cycles_s = d.sms * d.boost_clock_mhz * 1e6;
+                all.operators.push_back(std::move(s));
+            }
+        for (const std::string& source : m.sources)
+            all.sources.push_back(source + " [" + gpu + ": kernel classes only]");
+    }
+    return all;
+}
+
 inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, CalibrateResult& r) {
     if (in.device_id.empty()) fail("the reports name no GPU; pass --device");
     DeviceCatalog catalog = o.devices.catalog();
     for (const Device& d : in.suite_devices) catalog.add(d, "suite report");
     const Device& device = catalog.find(in.device_id);
-    const calibration::Calibration c = calibration::fit(in.micro, device);
+    const calibration::Calibration c = calibration::fit(with_other_gpus(in, catalog), device);
     r.out = io::calibration_json(c);
     r.sources = c.sources;
     r.device_text = std::string(device.id.view());
@@ -126,7 +152,8 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
         // "class reduction": a kernel class's fraction of bandwidth, against that class's own default.
         if (q.what.rfind("class ", 0) == 0)
             for (KernelClass k : all_kernel_classes)
-                if ("class " + std::string(to_string(k)) == q.what) before = defaults.kernel_class[k].memory;
+                if (const std::string name = "class " + std::string(to_string(k)); q.what == name || q.what.rfind(name + " (", 0) == 0)
+                    before = defaults.kernel_class[k].memory;
         // "host speed sensitivity python (...)": a sensitivity, against the default's; no fixed cost, no residual.
         const bool speed = q.what.rfind("host speed", 0) == 0;
         if (speed)

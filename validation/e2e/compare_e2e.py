@@ -62,6 +62,17 @@ def relative(path):
         return str(path)
 
 
+def report_gpu(path):
+    """The GPU a micro-benchmark report names in its provenance ("" when it names none or is not JSON)."""
+    try:
+        report = json.loads(pathlib.Path(ROOT, path).read_text())
+    except (OSError, ValueError):
+        return ""
+    provenance = report.get("provenance") if isinstance(report, dict) else None
+    device = provenance.get("device") if isinstance(provenance, dict) else None
+    return device if isinstance(device, str) else ""
+
+
 def speed_sensitivities(roofplan, report):
     """Each class's sensitivity k to the host's speed, as `roofplan calibrate` fits it from op_bench.py's host_speed
     rounds (calibration/operators.hpp, fit_speed_sensitivity: per case its slow/fast ratio of medians, less one,
@@ -151,6 +162,8 @@ def main():
     parser.add_argument("--device", default="h200", help="predict for this device instead (e.g. h100-sxm)")
     parser.add_argument("--results", type=pathlib.Path, default=ROOT / "validation/results/2026-11-23-h200-e2e",
                         help="the directory of recorded e2e-suite reports")
+    parser.add_argument("--tag-suffix", default="",
+                        help="appended to the generated block's name (another profile's table of the same results)")
     parser.add_argument("--calibrate-from", nargs="+", default=[],
                         help="micro-benchmark reports to fit the profile from first (roofplan calibrate)")
     parser.add_argument("--check", type=pathlib.Path, help="fail when this file's generated block differs")
@@ -160,7 +173,7 @@ def main():
                              "profile's view_s, each cost by its class's sensitivity measured in this op_bench "
                              "host_speed report (e2e reports recorded with probes only)")
     options = parser.parse_args()
-    tag = options.results.name + ("-probe-scaled" if options.host_speed_from_probe else "")
+    tag = options.results.name + ("-probe-scaled" if options.host_speed_from_probe else "") + options.tag_suffix
     with tempfile.TemporaryDirectory() as scratch:
         profile, label = options.profile, f"the profile {options.profile}" if options.profile else "the default profile"
         if options.calibrate_from:  # the profile as `roofplan calibrate` fits it now, from the recorded reports
@@ -169,11 +182,15 @@ def main():
                                  capture_output=True, text=True, cwd=ROOT)
             if fit.returncode != 0:
                 sys.exit(f"roofplan calibrate failed: {fit.stderr.strip()}")
-            label = "the H200 profile fitted by `roofplan calibrate` to " + ", ".join(f"`{f}`" for f in options.calibrate_from)
+            # Another GPU's operator reports inform the kernel classes only (their SM-side terms): say so.
+            others = [f for f in options.calibrate_from if report_gpu(f) not in ("", "NVIDIA H200")]
+            label = "the H200 profile fitted by `roofplan calibrate` to " + ", ".join(
+                f"`{f}`" + (f" ({report_gpu(f)}: kernel classes only)" if f in others else "") for f in options.calibrate_from)
         label += f", predicting for {options.device}"
         # Host costs fitted from a report recorded beside the e2e runs were measured on the same machine (lease).
         results = options.results.resolve()
-        same = [f for f in options.calibrate_from if pathlib.Path(ROOT, f).resolve().parent == results]
+        same = [f for f in options.calibrate_from
+                if pathlib.Path(ROOT, f).resolve().parent == results and report_gpu(f) in ("", "NVIDIA H200")]
         host_where = f"this lease's host ({', '.join(pathlib.Path(f).name for f in same)})" if same else "other leases' hosts"
         if options.host_speed_from_probe:
             if not profile:

@@ -192,20 +192,27 @@ inline std::map<MathClass, std::vector<const ConvSample*>> conv_by_class(const s
 /// framework operator micro-benchmarks (calibration/operators.hpp); nothing when there are none.
 inline void fit_operators(const Measurements& samples, const Device& device, Calibration& out) {
     if (samples.operators.empty()) return;
-    for (const ClassFit& f : fit_kernel_classes(samples.operators, device, out.profile))
-        out.quality.push_back({"class " + std::string(to_string(f.kind)), f.samples, f.memory, f.median_rel_error,
-                               f.worst_rel_error, f.fixed_s});
+    for (const ClassFit& f : fit_kernel_classes(samples.operators, device, out.profile)) {
+        std::string what = "class " + std::string(to_string(f.kind));
+        if (f.sm_bytes_per_cycle > 0)  // "class batch_norm (SM side 10.7 B/cycle)": cases of two GPUs
+            what += " (SM side " + std::to_string(f.sm_bytes_per_cycle).substr(0, std::to_string(f.sm_bytes_per_cycle).find('.') + 2) + " B/cycle)";
+        out.quality.push_back({what, f.samples, f.memory, f.median_rel_error, f.worst_rel_error, f.fixed_s});
+    }
     for (const AttentionFit& f : fit_attention(samples.operators, device, out.profile))
         out.quality.push_back({f.what, f.samples, f.efficiency, f.median_rel_error, f.worst_rel_error, 0});
     fit_host(samples.host, out.profile.host);
     if (const int n = fit_unaligned_gemm(samples.operators, out.profile))
         out.quality.push_back({"unaligned GEMM rate (odd; even " + std::to_string(out.profile.unaligned_even).substr(0, 4) + ")",
                                n, out.profile.unaligned_odd, 0, 0, 0});
-    std::string files;
+    std::string files, host_files;  // another GPU's reports (tools/roofplan/calibrate_cmd.hpp) give classes only
     for (const std::string& s : samples.sources)
-        if (s.find("roofplan-ops") != std::string::npos) files += (files.empty() ? "" : "; ") + s.substr(0, s.find(" ("));
+        if (s.find("roofplan-ops") != std::string::npos) {
+            files += (files.empty() ? "" : "; ") + s.substr(0, s.find(" ("));
+            if (s.find(": kernel classes only]") == std::string::npos)
+                host_files += (host_files.empty() ? "" : "; ") + s.substr(0, s.find(" ("));
+        }
     out.profile.kernel_class_source = FixedString<127>(std::string_view(files).substr(0, 127));
-    out.profile.host.source = FixedString<63>(std::string_view(files).substr(0, 63));
+    out.profile.host.source = FixedString<63>(std::string_view(host_files).substr(0, 63));
 }
 
 namespace detail {

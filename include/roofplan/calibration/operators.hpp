@@ -44,6 +44,7 @@ struct ClassFit {
     int samples = 0;
     double memory = 0, fixed_s = 0;
     double median_rel_error = 0, worst_rel_error = 0;
+    double sm_bytes_per_cycle = 0;  ///< the SM-side term (cases of two GPUs); 0: none
 };
 
 /// The class an operator case measures and the factor from its nominal bytes to the bytes the eager lowering
@@ -97,12 +98,95 @@ inline std::pair<double, double> fit_fixed_and_slope(const std::vector<std::arra
     if (x(0) < 0) x = {0.0, design.col(1).colPivHouseholderQr().solve(ones)(0)};
     return {x(0), x(1)};
 }
+
+/// One operator case of a kernel class: kernels, bytes as the lowering counts them, seconds, and the GPU that ran
+/// it (datasheet bandwidth in bytes/s, SM cycles a second).
+struct ClassPoint {
+    double kernels = 0, bytes = 0, seconds = 0, bandwidth = 0, sm_cycles = 0;
+};
+/// A class curve (KernelClassCost's terms as coefficients): t = kernels·fixed + bytes/bandwidth·a + bytes/sm·c.
+struct ClassCurve {
+    double fixed = 0, a = 0, c = 0;  ///< a = 1 / memory fraction; c = 1 / (bytes per SM per cycle), 0: none
+    [[nodiscard]] double time(const ClassPoint& p) const {
+        return p.kernels * fixed + p.bytes / p.bandwidth * a + (c > 0 ? p.bytes / p.sm_cycles * c : 0.0);
+    }
+};
+/// The sorted |relative errors| of a curve over its points.
+inline std::vector<double> curve_errors(const ClassCurve& curve, const std::vector<ClassPoint>& points) {
+    std::vector<double> errors;
+    for (const ClassPoint& p : points) errors.push_back(std::abs(curve.time(p) / p.seconds - 1.0));
+    std::sort(errors.begin(), errors.end());
+    return errors;
+}
+/// Fits a class curve on relative errors.  Cases of one GPU (or of GPUs with one bandwidth-to-SM ratio) cannot
+/// separate the memory and SM-side terms: the fixed cost and the memory fraction (relative to each case's own
+/// GPU).  Cases of GPUs with different ratios fit all three, subject to fixed >= 0, a non-negative SM term and a
+/// memory fraction no higher than `max_memory`, each active set solved and the feasible one with the least squares
+/// kept.
+inline ClassCurve fit_class_curve(const std::vector<ClassPoint>& points, double max_memory) {
+    const double ratio0 = points.front().bandwidth / points.front().sm_cycles;
+    const bool two_gpus = std::any_of(points.begin(), points.end(), [&](const ClassPoint& p) {
+        return std::abs(p.bandwidth / p.sm_cycles / ratio0 - 1.0) > 0.01;
+    });
+    if (!two_gpus) {  // the single-GPU fit: {kernels, bytes in the first case's bandwidth, seconds}
+        std::vector<std::array<double, 3>> rows;
+        for (const ClassPoint& p : points) rows.push_back({p.kernels, p.bytes * points.front().bandwidth / p.bandwidth, p.seconds});
+        const auto [fixed, slope] = fit_fixed_and_slope(rows);
+        return {fixed, slope * points.front().bandwidth, 0.0};
+    }
+    const auto n = static_cast<Eigen::Index>(points.size());
+    Eigen::MatrixXd x(n, 3);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const ClassPoint& p = points[static_cast<std::size_t>(i)];
+        x(i, 0) = p.kernels / p.seconds;
+        x(i, 1) = p.bytes / p.bandwidth / p.seconds;
+        x(i, 2) = p.bytes / p.sm_cycles / p.seconds;
+    }
+    // Active sets: which of (fixed, a, c) are free; a pinned at its bound (the copy fraction) where it would pass it.
+    const double a_min = 1.0 / std::clamp(max_memory, 1e-3, 1.0);
+    struct Candidate { ClassCurve curve; double squares; };
+    std::optional<Candidate> with_sm, without_sm;
+    for (int free_set = 1; free_set < 8; ++free_set)
+        for (const bool a_at_bound : {false, true}) {
+            if (a_at_bound == static_cast<bool>(free_set & 2)) continue;  // a is either free or pinned at its bound
+            std::vector<Eigen::Index> cols;
+            for (Eigen::Index c = 0; c < 3; ++c)
+                if (free_set & (1 << c)) cols.push_back(c);
+            if (cols.empty()) continue;
+            Eigen::MatrixXd design(n, static_cast<Eigen::Index>(cols.size()));
+            for (std::size_t j = 0; j < cols.size(); ++j) design.col(static_cast<Eigen::Index>(j)) = x.col(cols[j]);
+            Eigen::VectorXd target = Eigen::VectorXd::Ones(n);
+            if (a_at_bound) target -= a_min * x.col(1);
+            const Eigen::VectorXd sol = design.colPivHouseholderQr().solve(target);
+            std::array<double, 3> v{0, a_at_bound ? a_min : 0.0, 0};
+            for (std::size_t j = 0; j < cols.size(); ++j) v[static_cast<std::size_t>(cols[j])] = sol(static_cast<Eigen::Index>(j));
+            const ClassCurve curve{v[0], v[1], v[2]};
+            if (!(curve.fixed >= 0 && curve.a >= a_min * (1 - 1e-12) && curve.c >= 0) || !std::isfinite(curve.a) ||
+                !std::isfinite(curve.c))
+                continue;
+            if (curve.c > 0 && !(1.0 / curve.c >= 0.01 && 1.0 / curve.c <= 1e4)) continue;  // the profile's range
+            double squares = 0;
+            for (const ClassPoint& p : points) squares += std::pow(curve.time(p) / p.seconds - 1.0, 2);
+            std::optional<Candidate>& slot = curve.c > 0 ? with_sm : without_sm;
+            if (!slot || squares < slot->squares) slot = Candidate{curve, squares};
+        }
+    if (with_sm && (!without_sm || with_sm->squares < without_sm->squares)) return with_sm->curve;
+    if (without_sm) return without_sm->curve;
+    return {0.0, a_min, 0.0};  // nothing feasible: the copy rate
+}
 }  // namespace detail
 
 /// Fits the kernel-class curves into `profile` (classes without cases keep their values) and returns the fits.
+/// Each case is timed on its own GPU: the profile's (`device`) unless the sample names another
+/// (OperatorSample::bandwidth_b_s, sm_cycles_s), whose cases then also fit the classes' SM-side terms.
 inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample>& samples, const Device& device,
                                                 EfficiencyProfile& profile) {
-    std::map<KernelClass, std::vector<std::array<double, 3>>> rows;
+    const double bandwidth = device.bandwidth_gb_s * 1e9, sm_cycles = device.sms * device.boost_clock_mhz * 1e6;
+    const auto point = [&](const OperatorSample& s, double kernels, double bytes, double seconds) {
+        return detail::ClassPoint{kernels, bytes, seconds, s.bandwidth_b_s > 0 ? s.bandwidth_b_s : bandwidth,
+                                  s.sm_cycles_s > 0 ? s.sm_cycles_s : sm_cycles};
+    };
+    std::map<KernelClass, std::vector<detail::ClassPoint>> rows;
     // Fitted after the memset class: their first kernel is a fill (pooling backward: the input gradient; a long
     // column sum: the semaphores of its split over several blocks).
     std::vector<const OperatorSample*> pool_backward, reductions;
@@ -114,45 +198,46 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
         const auto c = class_of(s);
         if (c && c->first == KernelClass::pooling_backward) pool_backward.push_back(&s);
         else if (c && c->first == KernelClass::reduction) reductions.push_back(&s);
-        else if (c) rows[c->first].push_back({s.kernels, s.bytes * c->second, s.seconds});
+        else if (c) rows[c->first].push_back(point(s, s.kernels, s.bytes * c->second, s.seconds));
     }
     std::vector<ClassFit> fits;
-    const double bandwidth = device.bandwidth_gb_s * 1e9;
-    const auto fit_class = [&](KernelClass kind, const std::vector<std::array<double, 3>>& points) {
-        const auto [fixed, slope] = detail::fit_fixed_and_slope(points);
-        ClassFit f{kind, static_cast<int>(points.size()), std::clamp(1.0 / (slope * bandwidth), 1e-3, 1.0),
-                   std::min(fixed, 9e-4)};
-        std::vector<double> errors;
-        for (const auto& [k, b, t] : points)
-            errors.push_back(std::abs((k * f.fixed_s + b / (bandwidth * f.memory)) / t - 1.0));
-        std::sort(errors.begin(), errors.end());
+    const auto fit_class = [&](KernelClass kind, const std::vector<detail::ClassPoint>& points) {
+        // A class that reads and writes streams no faster than the copy kernel (the profile's `memory`); a fill
+        // writes only, and may.
+        const detail::ClassCurve curve = detail::fit_class_curve(points, kind == KernelClass::memset ? 1.0 : profile.memory);
+        ClassFit f{kind, static_cast<int>(points.size()), std::clamp(1.0 / curve.a, 1e-3, 1.0), std::min(curve.fixed, 9e-4)};
+        f.sm_bytes_per_cycle = curve.c > 0 ? 1.0 / curve.c : 0.0;
+        const detail::ClassCurve used{f.fixed_s, 1.0 / f.memory, curve.c};
+        const std::vector<double> errors = detail::curve_errors(used, points);
         f.median_rel_error = errors[errors.size() / 2];
         f.worst_rel_error = errors.back();
-        profile.kernel_class[kind] = {f.memory, f.fixed_s};
+        profile.kernel_class[kind] = {f.memory, f.fixed_s, f.sm_bytes_per_cycle};
         fits.push_back(f);
     };
     for (const auto& [kind, points] : rows)
         if (points.size() >= 2) fit_class(kind, points);
     // Pooling backward: PyTorch zeroes the input gradient (a fill, timed by the memset class as now fitted), then
     // scatters the output gradient through the indices; the class is the scatter, the case's time less the fill.
-    std::vector<std::array<double, 3>> scatter;
+    std::vector<detail::ClassPoint> scatter;
     const KernelClassCost& fill = profile.kernel_class[KernelClass::memset];
-    const auto fill_time = [&](double bytes) {
+    const auto fill_time = [&](const OperatorSample& s, double bytes) {  // on the case's own GPU
+        const detail::ClassPoint on = point(s, 1, bytes, 1);
         return (fill.fixed_s >= 0 ? fill.fixed_s : profile.launch_s) +
-               bytes / (bandwidth * (fill.memory > 0 ? fill.memory : profile.memory));
+               bytes / (on.bandwidth * (fill.memory > 0 ? fill.memory : profile.memory)) +
+               (fill.sm_bytes_per_cycle > 0 ? bytes / (on.sm_cycles * fill.sm_bytes_per_cycle) : 0.0);
     };
     for (const OperatorSample* s : pool_backward) {
-        const double fill_s = fill_time((s->dtype == "fp32" ? 4.0 : 2.0) * s->numel);
-        if (s->kernels >= 2 && s->seconds > fill_s) scatter.push_back({s->kernels - 1, s->bytes, s->seconds - fill_s});
+        const double fill_s = fill_time(*s, (s->dtype == "fp32" ? 4.0 : 2.0) * s->numel);
+        if (s->kernels >= 2 && s->seconds > fill_s) scatter.push_back(point(*s, s->kernels - 1, s->bytes, s->seconds - fill_s));
     }
     if (scatter.size() >= 2) fit_class(KernelClass::pooling_backward, scatter);
     // Reductions: a column sum long enough to be split over blocks launches a memset of its semaphores first
     // (Reduce.cuh; the profiler's count says so: 2 kernels a call); the class is the reduction kernel alone.
-    std::vector<std::array<double, 3>> reduce;
+    std::vector<detail::ClassPoint> reduce;
     for (const OperatorSample* s : reductions) {
         const double fills = s->op == "sum_dim0" && s->kernels >= 1.5 ? 1.0 : 0.0;
-        const double fill_s = fills * fill_time(0);  // the semaphores: a few bytes, the fill's fixed cost
-        if (s->seconds > fill_s) reduce.push_back({s->kernels - fills, s->bytes, s->seconds - fill_s});
+        const double fill_s = fills * fill_time(*s, 0);  // the semaphores: a few bytes, the fill's fixed cost
+        if (s->seconds > fill_s) reduce.push_back(point(*s, s->kernels - fills, s->bytes, s->seconds - fill_s));
     }
     if (reduce.size() >= 2) fit_class(KernelClass::reduction, reduce);
     // Classes no operator case measures keep their prior (reductions: the Hopper defaults' fit of op_bench's reduce
@@ -210,7 +295,7 @@ inline std::vector<AttentionFit> fit_attention(const std::vector<OperatorSample>
     std::array<std::vector<std::array<double, 3>>, 8> rows;  // [dropout * 4 + simt * 2 + backward]: {peak_s, memory_s, t}
     for (const OperatorSample& s : samples) {
         const auto k = attention_kernel(s);
-        if (!k) continue;
+        if (!k || s.bandwidth_b_s > 0) continue;  // another GPU's cases inform the kernel classes only
         const MathClass math = s.dtype == "bf16" ? MathClass::bf16_tensor
                                : s.dtype == "fp16" ? MathClass::fp16_tensor_fp32_acc : MathClass::fp32;
         const Roofline::AttentionParts p = Roofline(device, profile, math).attention(*k);
@@ -253,7 +338,7 @@ inline int fit_unaligned_gemm(const std::vector<OperatorSample>& samples, Effici
     std::map<std::string, std::vector<double>> aligned;
     std::vector<std::pair<std::string, std::pair<bool, double>>> misaligned;  // dtype -> (odd, rate)
     for (const OperatorSample& s : samples) {
-        if (s.op != "gemm" || s.shape.size() != 3 || !(s.seconds > 0) || !(s.flops > 0)) continue;
+        if (s.op != "gemm" || s.shape.size() != 3 || !(s.seconds > 0) || !(s.flops > 0) || s.bandwidth_b_s > 0) continue;
         if (s.dtype != "bf16" && s.dtype != "fp16" && s.dtype != "tf32") continue;
         const auto off = [&](int q) { return std::any_of(s.shape.begin(), s.shape.end(), [&](double d) { return std::fmod(d, q) != 0; }); };
         const double rate = s.flops / s.seconds;

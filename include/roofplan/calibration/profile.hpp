@@ -31,11 +31,19 @@
 
 namespace roofplan {
 
-/// How fast a memory-bound kernel class runs: t = bytes / (bandwidth · memory) + fixed_s (the operator
-/// micro-benchmarks fit both; small kernels never reach the bandwidth, which the fixed cost expresses).
+/// How fast a memory-bound kernel class runs:
+///     t = fixed_s + bytes / (bandwidth · memory) + bytes / (SMs · clock · sm_bytes_per_cycle)
+/// The operator micro-benchmarks fit them; small kernels never reach the bandwidth, which the fixed cost
+/// expresses.  The SM-side term is the work a kernel's streaming multiprocessors do per byte beside the memory
+/// traffic (address arithmetic, non-vectorized loads, reductions across threads, FP32 math): a layer norm or a
+/// native batch norm takes nearly the same time on an H100 as on an H200 (same SMs and clock, 30% less
+/// bandwidth), a vectorized add 1.43x.  One GPU's cases cannot separate the two terms (both scale with the bytes);
+/// cases from two GPUs with other bandwidth-to-SM ratios can (`roofplan calibrate` with a second GPU's operator
+/// reports).  0: no SM-side term (the class follows the bandwidth alone).
 struct KernelClassCost {
     double memory = 0;    ///< fraction of datasheet bandwidth at large sizes; 0: unset (the profile's `memory`)
     double fixed_s = -1;  ///< GPU time of an empty kernel of the class; < 0: unset (the profile's `launch_s`)
+    double sm_bytes_per_cycle = 0;  ///< bytes per SM per clock cycle of the SM-side term; 0: none
 };
 
 /// Fused scaled-dot-product attention kernels (flash / cuDNN / memory-efficient) as fractions of the math
@@ -292,7 +300,7 @@ struct EfficiencyProfile {
     /// Host dispatch costs of the kernel-level runtimes.
     HostCosts host{};
     /// Where the kernel-class curves came from ("default (...)" or the operator micro-benchmarks' file).
-    FixedString<127> kernel_class_source{"default (H200 operator benchmarks 2026-11-23 as fractions of bandwidth)"};
+    FixedString<127> kernel_class_source{"default (H200 and H100 operator benchmarks: bandwidth fractions, SM-side rates)"};
 
     /// Whether the kernel-class curves were fitted (or read from a profile that carries them).
     [[nodiscard]] constexpr bool kernel_classes_calibrated() const {
@@ -348,6 +356,9 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
             detail::fail(where, ": kernel_class.", to_string(c), ".memory must be 0 (unset) or a fraction in (0, 1]");
         if (!(k.fixed_s < 1e-3) || (k.fixed_s < 0 && k.fixed_s != -1))
             detail::fail(where, ": kernel_class.", to_string(c), ".fixed_s must be in [0, 1e-3) seconds (or -1: unset)");
+        if (!(k.sm_bytes_per_cycle == 0 || (k.sm_bytes_per_cycle >= 0.01 && k.sm_bytes_per_cycle <= 1e4)))
+            detail::fail(where, ": kernel_class.", to_string(c),
+                         ".sm_bytes_per_cycle must be 0 (no SM-side term) or in [0.01, 1e4] bytes per SM per cycle");
     }
     for (const HostCostField& f : host_cost_fields)
         if (const double v = p.host.*f.member; !(v >= 0 && v < 1e-2))
@@ -386,31 +397,37 @@ namespace detail {
 
 /// The memory-bound kernel classes of the default profile (the execution model's curves).
 constexpr void default_kernel_classes(EfficiencyProfile& p, const Device& d) {
-    // Memory-bound kernel classes as fractions of the GPU's own bandwidth, from the H200 operator benchmarks
-    // (validation/results/2026-11-23-h200-ops, fitted by `roofplan calibrate`); assumed to hold as fractions on
-    // other generations.  Their fixed costs are Hopper's; older generations keep their launch floor.
-    const auto set_class = [&](KernelClass c, double memory, double fixed_s) {
-        p.kernel_class[c] = {memory, d.architecture == Architecture::hopper ? fixed_s : -1.0};
+    // Memory-bound kernel classes from the operator benchmarks of an H200 and an H100 (validation/results/
+    // 2026-11-23-h200-ops, 2026-11-25-h200-reduce, 2026-11-25-h200-copy with 2026-11-23-h100-e2e/ops_inner_h100.json
+    // and 2026-11-25-h100-reduce-copy-cast; the H200's bandwidth report sets the copy fraction 0.877, which no
+    // class that reads and writes may pass), fitted together by `roofplan calibrate` (docs/validation.md, "Two
+    // GPUs: the SM side of streaming kernels"): a fraction of the GPU's own bandwidth and, where the two GPUs'
+    // times differ by less than their bandwidths (same 132 SMs at 1,980 MHz, 4.8 against 3.35 TB/s), an SM-side
+    // rate in bytes per SM per cycle that scales with the GPU's SMs and clock.  Assumed to hold on other
+    // generations; the fixed costs are Hopper's, older generations keep their launch floor.
+    const auto set_class = [&](KernelClass c, double memory, double fixed_s, double sm_bytes_per_cycle = 0) {
+        p.kernel_class[c] = {memory, d.architecture == Architecture::hopper ? fixed_s : -1.0, sm_bytes_per_cycle};
     };
-    set_class(KernelClass::elementwise, 0.83, 2.7e-6);
-    // PyTorch's reduce kernel (validation/results/2026-11-25-h200-reduce, op_bench's reduce: bias gradients as
-    // column sums, ResNet's global average pool): far below the elementwise rate.
-    set_class(KernelClass::reduction, 0.456, 5.9e-6);
-    set_class(KernelClass::normalization, 0.44, 3.7e-6);
-    set_class(KernelClass::batch_norm, 0.36, 4.5e-6);
-    set_class(KernelClass::softmax, 0.58, 2.7e-6);
-    // Casts (validation/results/2026-11-23-h200-ops, op_bench's cast cases): down to fp16/bf16 vectorized, up to
-    // FP32 PyTorch's unrolled copy kernel at about half the rate; layout copies (2026-11-25-h200-copy, op_bench's
-    // copy: heads made contiguous, concatenations, a channels-last flatten) are non-vectorized kernels whose time
-    // follows their elements (bf16 at about 0.25 of the bandwidth, FP32 at 0.40).
-    set_class(KernelClass::copy_cast, 0.884, 2.65e-6);
-    set_class(KernelClass::widening_cast, 0.464, 4.2e-6);
-    set_class(KernelClass::layout_copy, 0.344, 3.6e-6);
-    set_class(KernelClass::optimizer, 0.80, 6.9e-6);
-    set_class(KernelClass::memset, 0.92, 2.0e-6);
-    set_class(KernelClass::gather, 0.90, 2.4e-6);
-    set_class(KernelClass::loss, 0.59, 3.7e-6);
-    set_class(KernelClass::attention, 0.0, 2.7e-6);  // the elementwise kernel's fixed cost (not separable)
+    set_class(KernelClass::elementwise, 0.877, 2.9e-6, 1238);
+    // PyTorch's reduce kernel (op_bench's reduce: bias gradients as column sums, ResNet's global average pool): far
+    // below the elementwise rate, about half of it on the SM side.
+    set_class(KernelClass::reduction, 0.616, 6.0e-6, 33.7);
+    // Layer norm and cuDNN's batch norm, PyTorch's native batch norm: nearly as fast on the H100 as on the H200,
+    // so mostly their SMs' work (16 and 12 bytes per SM per cycle) beside the memory traffic.
+    set_class(KernelClass::normalization, 0.877, 3.7e-6, 16.3);
+    set_class(KernelClass::batch_norm, 0.877, 4.5e-6, 11.9);
+    set_class(KernelClass::softmax, 0.864, 2.7e-6, 33.3);
+    // Casts: down to fp16/bf16 vectorized (the bandwidth alone), up to FP32 PyTorch's unrolled copy kernel; layout
+    // copies (heads made contiguous, concatenations, a channels-last flatten) non-vectorized: both follow their
+    // elements more than their bytes, which the SM-side term expresses (an H100 runs them nearly at the H200's speed).
+    set_class(KernelClass::copy_cast, 0.877, 2.8e-6);
+    set_class(KernelClass::widening_cast, 0.877, 4.5e-6, 22.9);
+    set_class(KernelClass::layout_copy, 0.877, 3.6e-6, 11.0);
+    set_class(KernelClass::optimizer, 0.877, 6.7e-6, 167);
+    set_class(KernelClass::memset, 1.0, 2.2e-6, 295);  // a fill writes only: no copy-fraction bound
+    set_class(KernelClass::gather, 0.877, 1.7e-6);
+    set_class(KernelClass::loss, 0.760, 3.7e-6, 48.9);
+    set_class(KernelClass::attention, 0.0, 2.9e-6);  // the elementwise kernel's fixed cost (not separable)
     // Max pooling (validation/results/2026-11-23-h200-pool: ResNet, AlexNet and VGG shapes, batch 4 to 256):
     // NCHW FP32 forward, channels-last bf16 forward, and the backward's scatter (after its fill) in either layout.
     set_class(KernelClass::pooling, 0.435, 6.4e-6);

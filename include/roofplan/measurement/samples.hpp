@@ -142,6 +142,9 @@ struct OperatorSample {
     /// without the workspace fill and the backward's pre- and post-processing kernels); 0 when not recorded.
     double class_seconds = 0;
     bool back_to_back = true;   ///< timed among other calls (not alone between two events)
+    /// The GPU that ran the case when it is not the profile's (a second GPU's cases inform the kernel classes'
+    /// SM-side rate): its datasheet bandwidth (bytes/s) and SM cycles a second (SMs x boost clock); 0: the profile's.
+    double bandwidth_b_s = 0, sm_cycles_s = 0;
 };
 /// One host-dispatch case: wall time per call of a tiny operator.
 struct HostSample {
