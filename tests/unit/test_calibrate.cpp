@@ -1071,6 +1071,41 @@ TEST_CASE("casts: to FP32 a class of its own (PyTorch's unrolled copy), to fp16/
     CHECK(casts(Precision::fp32).empty());
 }
 
+TEST_CASE("a class curve's three terms are recovered from two GPUs' synthetic cases; bounds and one GPU") {
+    using calibration::detail::ClassPoint;
+    using calibration::detail::fit_class_curve;
+    const std::array<std::pair<double, double>, 2> gpus{{{4.8e12, 261.36e9}, {3.35e12, 261.36e9}}};  // H200, H100
+    const auto cases = [&](double fixed, double memory, double sm, std::size_t n_gpus) {
+        std::vector<ClassPoint> out;
+        for (std::size_t g = 0; g < n_gpus; ++g)
+            for (double bytes : {1e5, 1e6, 1e7, 1e8, 1e9})
+                for (double kernels : {1.0, 2.0})
+                    out.push_back({kernels, bytes,
+                                   kernels * fixed + bytes / (gpus[g].first * memory) + (sm > 0 ? bytes / (gpus[g].second * sm) : 0),
+                                   gpus[g].first, gpus[g].second});
+        return out;
+    };
+    // Inside the bounds: all three terms back.
+    auto c = fit_class_curve(cases(3e-6, 0.7, 20, 2), 0.9);
+    CHECK(c.fixed == doctest::Approx(3e-6).epsilon(1e-6));
+    CHECK(1.0 / c.a == doctest::Approx(0.7).epsilon(1e-6));
+    CHECK(1.0 / c.c == doctest::Approx(20).epsilon(1e-6));
+    // A memory fraction above the bound: pinned at it, the SM term takes up what it can.
+    c = fit_class_curve(cases(3e-6, 0.95, 40, 2), 0.877);
+    CHECK(1.0 / c.a == doctest::Approx(0.877).epsilon(1e-9));
+    CHECK(c.c > 0);
+    // The vertex: no fixed cost, the bound, no SM term.
+    c = fit_class_curve(cases(0, 0.877, 0, 2), 0.877);
+    CHECK(c.fixed == doctest::Approx(0).scale(1e-6));
+    CHECK(1.0 / c.a == doctest::Approx(0.877).epsilon(1e-9));
+    CHECK(c.c == 0);
+    // One GPU: the memory term alone (the SM term folds into it), as the two-term fit always did.
+    c = fit_class_curve(cases(3e-6, 0.7, 20, 1), 0.9);
+    CHECK(c.c == 0);
+    CHECK(c.fixed == doctest::Approx(3e-6).epsilon(1e-6));
+    CHECK(1.0 / c.a == doctest::Approx(1.0 / (1.0 / 0.7 + 4.8e12 / (261.36e9 * 20))).epsilon(1e-6));
+}
+
 TEST_CASE("two GPUs: the SM side of streaming classes, from an H200's and an H100's operator cases") {
     // Same SMs and clock (132 at 1,980 MHz), 4.8 against 3.35 TB/s: a layer norm takes nearly the same time on both,
     // a vectorized add 1.43x.  One GPU's cases cannot tell the two terms apart; the two GPUs' can.

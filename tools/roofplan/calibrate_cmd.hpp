@@ -48,9 +48,12 @@ struct CalibrateInputs {
     std::vector<std::string> nccl_files;
     std::string device_id;
     std::vector<Device> suite_devices;  ///< runner suites (roofplan-bench) may describe their own device (the host)
-    /// Operator reports of another GPU than the profile's (catalog id, report): their kernel-class cases only, which
-    /// with the profile's own separate the classes' memory and SM-side terms (calibration/operators.hpp).
-    std::vector<std::pair<std::string, Measurements>> other_gpu_operators;
+    /// Operator reports (the GPU their provenance names, or "", and the report): the profile's GPU's join the fit
+    /// whole; another GPU's give their kernel-class cases only, which with the profile's own separate the classes'
+    /// memory and SM-side terms (calibration/operators.hpp).
+    std::vector<std::pair<std::string, Measurements>> operator_reports;
+    /// Every other report that names its GPU (file, GPU name): it must be the profile's.
+    std::vector<std::pair<std::string, std::string>> named_gpus;
 };
 
 inline std::string catalog_id_of(const std::string& gpu_name) {
@@ -75,15 +78,15 @@ inline CalibrateInputs read_calibrate_inputs(const CalibrateOptions& o) {
             framework_tool == "roofplan-gemm-shapes") {
             const json* prov = whole.contains("provenance") ? &whole.at("provenance") : nullptr;
             const std::string gpu = prov && prov->is_object() && prov->contains("device") && prov->at("device").is_string()
-                                        ? catalog_id_of(prov->at("device").get<std::string>()) : std::string();
-            if (in.device_id.empty()) in.device_id = gpu;
-            Measurements m = framework_tool == "roofplan-ops"           ? io::operator_report(whole, file)
-                             : framework_tool == "roofplan-conv-shapes" ? io::conv_shapes_report(whole, file)
-                                                                        : io::gemm_shapes_report(whole, file);
-            if (framework_tool == "roofplan-ops" && !gpu.empty() && gpu != in.device_id)
-                in.other_gpu_operators.emplace_back(gpu, std::move(m));
-            else
-                append(in.micro, m);
+                                        ? prov->at("device").get<std::string>() : std::string();
+            if (in.device_id.empty() && !gpu.empty()) in.device_id = catalog_id_of(gpu);
+            if (framework_tool == "roofplan-ops") {
+                in.operator_reports.emplace_back(gpu, io::operator_report(whole, file));
+            } else {
+                append(in.micro, framework_tool == "roofplan-conv-shapes" ? io::conv_shapes_report(whole, file)
+                                                                          : io::gemm_shapes_report(whole, file));
+                if (!gpu.empty()) in.named_gpus.emplace_back(file, gpu);
+            }
             in.has_micro = true;
             continue;
         }
@@ -97,6 +100,7 @@ inline CalibrateInputs read_calibrate_inputs(const CalibrateOptions& o) {
             }
             in.has_micro = true;
             if (in.device_id.empty() && !r.device_name.empty()) in.device_id = catalog_id_of(r.device_name);
+            if (!r.device_name.empty()) in.named_gpus.emplace_back(r.file, r.device_name);
             if (r.tool != tool::dp4a) append(in.micro, r.samples);
         }
     }
@@ -112,20 +116,37 @@ struct CalibrateResult {
     std::string device_text;
 };
 
-/// The profile's GPU's samples, and the kernel-class cases of other GPUs' operator reports, each marked with its
-/// GPU (their host, attention and GEMM cases describe another machine and are left out; their sources say so).
-inline Measurements with_other_gpus(const CalibrateInputs& in, const DeviceCatalog& catalog) {
+/// The samples the profile of `device` is fitted to: its GPU's reports whole, and the kernel-class cases of other
+/// GPUs' operator reports, each marked with its GPU (their host, attention and GEMM cases describe another machine
+/// and are left out; their sources say so).  A GPU name the catalog does not know counts as the profile's (as
+/// before: `--device` says which it is); any other report from another GPU is an error.
+inline Measurements with_other_gpus(const CalibrateInputs& in, const DeviceCatalog& catalog, const Device& device) {
+    const auto other_gpu = [&](const std::string& name) -> const Device* {
+        if (name.empty()) return nullptr;
+        const auto id = io::device_id_of_gpu_name(name);
+        const Device* d = id ? catalog.try_find(*id) : nullptr;
+        return d == nullptr || d->id == device.id ? nullptr : d;
+    };
+    for (const auto& [file, name] : in.named_gpus)
+        if (const Device* d = other_gpu(name))
+            fail(file, ": measured on ", name, " (", d->id.view(), "), but the profile is for ", device.id.view(),
+                 "; only operator reports (roofplan-ops) of another GPU can join a calibration (their kernel-class "
+                 "cases); leave the file out or pass --device ", d->id.view());
     Measurements all = in.micro;
-    for (const auto& [gpu, m] : in.other_gpu_operators) {
-        const Device& d = catalog.find(gpu);
+    for (const auto& [name, m] : in.operator_reports) {
+        const Device* d = other_gpu(name);
+        if (!d) {
+            append(all, m);
+            continue;
+        }
         for (OperatorSample s : m.operators)
             if (calibration::class_of(s)) {
-                s.bandwidth_b_s = d.bandwidth_gb_s * 1e9;
-                s.sm_cycles_s = d.sms * d.boost_clock_mhz * 1e6;
+                s.bandwidth_b_s = d->bandwidth_gb_s * 1e9;
+                s.sm_cycles_s = d->sm_cycles_per_s();
                 all.operators.push_back(std::move(s));
             }
         for (const std::string& source : m.sources)
-            all.sources.push_back(source + " [" + gpu + ": kernel classes only]");
+            all.sources.push_back(source + " [" + std::string(d->id.view()) + ": kernel classes only]");
     }
     return all;
 }
@@ -135,7 +156,7 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
     DeviceCatalog catalog = o.devices.catalog();
     for (const Device& d : in.suite_devices) catalog.add(d, "suite report");
     const Device& device = catalog.find(in.device_id);
-    const calibration::Calibration c = calibration::fit(with_other_gpus(in, catalog), device);
+    const calibration::Calibration c = calibration::fit(with_other_gpus(in, catalog, device), device);
     r.out = io::calibration_json(c);
     r.sources = c.sources;
     r.device_text = std::string(device.id.view());
@@ -149,11 +170,14 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
         // "conv shapes.bf16_tensor": the median efficiency of the measured shapes (no default: the factor stands
         // for them otherwise), the errors of its interpolation between batches (leave-one-out)
         const bool shapes = q.what.rfind("conv shapes.", 0) == 0;
-        // "class reduction": a kernel class's fraction of bandwidth, against that class's own default.
+        // "class reduction": a kernel class's fraction of this GPU's bandwidth at large sizes (memory and SM-side
+        // terms together), against that class's own default.
         if (q.what.rfind("class ", 0) == 0)
             for (KernelClass k : all_kernel_classes)
-                if (const std::string name = "class " + std::string(to_string(k)); q.what == name || q.what.rfind(name + " (", 0) == 0)
-                    before = defaults.kernel_class[k].memory;
+                if (const std::string name = "class " + std::string(to_string(k)); q.what == name || q.what.rfind(name + " (", 0) == 0) {
+                    const double bandwidth = device.bandwidth_gb_s * 1e9;
+                    before = 1.0 / (bandwidth * defaults.kernel_class[k].seconds_per_byte(bandwidth, device.sm_cycles_per_s(), defaults.memory));
+                }
         // "host speed sensitivity python (...)": a sensitivity, against the default's; no fixed cost, no residual.
         const bool speed = q.what.rfind("host speed", 0) == 0;
         if (speed)

@@ -183,14 +183,14 @@ def main():
             if fit.returncode != 0:
                 sys.exit(f"roofplan calibrate failed: {fit.stderr.strip()}")
             # Another GPU's operator reports inform the kernel classes only (their SM-side terms): say so.
-            others = [f for f in options.calibrate_from if report_gpu(f) not in ("", "NVIDIA H200")]
+            others = [f for f in options.calibrate_from if report_gpu(f) and "H200" not in report_gpu(f)]
             label = "the H200 profile fitted by `roofplan calibrate` to " + ", ".join(
                 f"`{f}`" + (f" ({report_gpu(f)}: kernel classes only)" if f in others else "") for f in options.calibrate_from)
         label += f", predicting for {options.device}"
         # Host costs fitted from a report recorded beside the e2e runs were measured on the same machine (lease).
         results = options.results.resolve()
         same = [f for f in options.calibrate_from
-                if pathlib.Path(ROOT, f).resolve().parent == results and report_gpu(f) in ("", "NVIDIA H200")]
+                if pathlib.Path(ROOT, f).resolve().parent == results and (not report_gpu(f) or "H200" in report_gpu(f))]
         host_where = f"this lease's host ({', '.join(pathlib.Path(f).name for f in same)})" if same else "other leases' hosts"
         if options.host_speed_from_probe:
             if not profile:

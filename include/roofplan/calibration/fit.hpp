@@ -36,6 +36,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <span>
@@ -194,9 +195,17 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
     if (samples.operators.empty()) return;
     for (const ClassFit& f : fit_kernel_classes(samples.operators, device, out.profile)) {
         std::string what = "class " + std::string(to_string(f.kind));
-        if (f.sm_bytes_per_cycle > 0)  // "class batch_norm (SM side 10.7 B/cycle)": cases of two GPUs
-            what += " (SM side " + std::to_string(f.sm_bytes_per_cycle).substr(0, std::to_string(f.sm_bytes_per_cycle).find('.') + 2) + " B/cycle)";
-        out.quality.push_back({what, f.samples, f.memory, f.median_rel_error, f.worst_rel_error, f.fixed_s});
+        double value = f.memory;
+        if (f.sm_bytes_per_cycle > 0) {  // "class batch_norm (memory 0.877 + SM side 11.9 B/cycle)": cases of two GPUs
+            char terms[64];
+            std::snprintf(terms, sizeof terms, " (memory %.3f + SM side %.1f B/cycle)", f.memory, f.sm_bytes_per_cycle);
+            what += terms;
+            // The efficiency shown: both terms together, as a fraction of this GPU's bandwidth.
+            const double bandwidth = device.bandwidth_gb_s * 1e9;
+            value = 1.0 / (bandwidth * out.profile.kernel_class[f.kind].seconds_per_byte(bandwidth, device.sm_cycles_per_s(),
+                                                                                         out.profile.memory));
+        }
+        out.quality.push_back({what, f.samples, value, f.median_rel_error, f.worst_rel_error, f.fixed_s});
     }
     for (const AttentionFit& f : fit_attention(samples.operators, device, out.profile))
         out.quality.push_back({f.what, f.samples, f.efficiency, f.median_rel_error, f.worst_rel_error, 0});
@@ -212,7 +221,7 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
                 host_files += (host_files.empty() ? "" : "; ") + s.substr(0, s.find(" ("));
         }
     out.profile.kernel_class_source = FixedString<127>(std::string_view(files).substr(0, 127));
-    out.profile.host.source = FixedString<63>(std::string_view(host_files).substr(0, 63));
+    if (!host_files.empty()) out.profile.host.source = FixedString<63>(std::string_view(host_files).substr(0, 63));
 }
 
 namespace detail {

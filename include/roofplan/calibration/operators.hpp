@@ -30,6 +30,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -120,9 +121,9 @@ inline std::vector<double> curve_errors(const ClassCurve& curve, const std::vect
 }
 /// Fits a class curve on relative errors.  Cases of one GPU (or of GPUs with one bandwidth-to-SM ratio) cannot
 /// separate the memory and SM-side terms: the fixed cost and the memory fraction (relative to each case's own
-/// GPU).  Cases of GPUs with different ratios fit all three, subject to fixed >= 0, a non-negative SM term and a
-/// memory fraction no higher than `max_memory`, each active set solved and the feasible one with the least squares
-/// kept.
+/// GPU).  Cases of GPUs with different ratios fit all three (each GPU weighing the same), subject to fixed >= 0, a
+/// non-negative SM term and a memory fraction no higher than `max_memory`, each active set solved and the feasible
+/// one with the least squares kept.
 inline ClassCurve fit_class_curve(const std::vector<ClassPoint>& points, double max_memory) {
     const double ratio0 = points.front().bandwidth / points.front().sm_cycles;
     const bool two_gpus = std::any_of(points.begin(), points.end(), [&](const ClassPoint& p) {
@@ -134,45 +135,52 @@ inline ClassCurve fit_class_curve(const std::vector<ClassPoint>& points, double 
         const auto [fixed, slope] = fit_fixed_and_slope(rows);
         return {fixed, slope * points.front().bandwidth, 0.0};
     }
+    // Each GPU weighs the same, however many cases it ran (the H100's casts are in two of its reports): a case's
+    // squared relative error counts 1 / (its GPU's cases).
+    std::map<std::pair<double, double>, int> per_gpu;
+    for (const ClassPoint& p : points) ++per_gpu[{p.bandwidth, p.sm_cycles}];
     const auto n = static_cast<Eigen::Index>(points.size());
     Eigen::MatrixXd x(n, 3);
+    Eigen::VectorXd w(n);
     for (Eigen::Index i = 0; i < n; ++i) {
         const ClassPoint& p = points[static_cast<std::size_t>(i)];
-        x(i, 0) = p.kernels / p.seconds;
-        x(i, 1) = p.bytes / p.bandwidth / p.seconds;
-        x(i, 2) = p.bytes / p.sm_cycles / p.seconds;
+        w(i) = 1.0 / std::sqrt(static_cast<double>(per_gpu[{p.bandwidth, p.sm_cycles}]));
+        x(i, 0) = w(i) * p.kernels / p.seconds;
+        x(i, 1) = w(i) * p.bytes / p.bandwidth / p.seconds;
+        x(i, 2) = w(i) * p.bytes / p.sm_cycles / p.seconds;
     }
     // Active sets: which of (fixed, a, c) are free; a pinned at its bound (the copy fraction) where it would pass it.
     const double a_min = 1.0 / std::clamp(max_memory, 1e-3, 1.0);
     struct Candidate { ClassCurve curve; double squares; };
-    std::optional<Candidate> with_sm, without_sm;
-    for (int free_set = 1; free_set < 8; ++free_set)
+    std::optional<Candidate> best;
+    for (int free_set = 0; free_set < 8; ++free_set)
         for (const bool a_at_bound : {false, true}) {
             if (a_at_bound == static_cast<bool>(free_set & 2)) continue;  // a is either free or pinned at its bound
             std::vector<Eigen::Index> cols;
             for (Eigen::Index c = 0; c < 3; ++c)
                 if (free_set & (1 << c)) cols.push_back(c);
-            if (cols.empty()) continue;
-            Eigen::MatrixXd design(n, static_cast<Eigen::Index>(cols.size()));
-            for (std::size_t j = 0; j < cols.size(); ++j) design.col(static_cast<Eigen::Index>(j)) = x.col(cols[j]);
-            Eigen::VectorXd target = Eigen::VectorXd::Ones(n);
-            if (a_at_bound) target -= a_min * x.col(1);
-            const Eigen::VectorXd sol = design.colPivHouseholderQr().solve(target);
             std::array<double, 3> v{0, a_at_bound ? a_min : 0.0, 0};
-            for (std::size_t j = 0; j < cols.size(); ++j) v[static_cast<std::size_t>(cols[j])] = sol(static_cast<Eigen::Index>(j));
+            if (!cols.empty()) {  // the vertex (fixed 0, a at its bound, no SM term) has nothing to solve
+                Eigen::MatrixXd design(n, static_cast<Eigen::Index>(cols.size()));
+                for (std::size_t j = 0; j < cols.size(); ++j) design.col(static_cast<Eigen::Index>(j)) = x.col(cols[j]);
+                Eigen::VectorXd target = w;
+                if (a_at_bound) target -= a_min * x.col(1);
+                const Eigen::VectorXd sol = design.colPivHouseholderQr().solve(target);
+                for (std::size_t j = 0; j < cols.size(); ++j) v[static_cast<std::size_t>(cols[j])] = sol(static_cast<Eigen::Index>(j));
+            }
             const ClassCurve curve{v[0], v[1], v[2]};
             if (!(curve.fixed >= 0 && curve.a >= a_min * (1 - 1e-12) && curve.c >= 0) || !std::isfinite(curve.a) ||
                 !std::isfinite(curve.c))
                 continue;
             if (curve.c > 0 && !(1.0 / curve.c >= 0.01 && 1.0 / curve.c <= 1e4)) continue;  // the profile's range
             double squares = 0;
-            for (const ClassPoint& p : points) squares += std::pow(curve.time(p) / p.seconds - 1.0, 2);
-            std::optional<Candidate>& slot = curve.c > 0 ? with_sm : without_sm;
-            if (!slot || squares < slot->squares) slot = Candidate{curve, squares};
+            for (Eigen::Index i = 0; i < n; ++i) {
+                const ClassPoint& p = points[static_cast<std::size_t>(i)];
+                squares += w(i) * w(i) * std::pow(curve.time(p) / p.seconds - 1.0, 2);
+            }
+            if (!best || squares < best->squares) best = Candidate{curve, squares};
         }
-    if (with_sm && (!without_sm || with_sm->squares < without_sm->squares)) return with_sm->curve;
-    if (without_sm) return without_sm->curve;
-    return {0.0, a_min, 0.0};  // nothing feasible: the copy rate
+    return best ? best->curve : ClassCurve{0.0, a_min, 0.0};  // the vertex is always feasible
 }
 }  // namespace detail
 
@@ -181,7 +189,7 @@ inline ClassCurve fit_class_curve(const std::vector<ClassPoint>& points, double 
 /// (OperatorSample::bandwidth_b_s, sm_cycles_s), whose cases then also fit the classes' SM-side terms.
 inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample>& samples, const Device& device,
                                                 EfficiencyProfile& profile) {
-    const double bandwidth = device.bandwidth_gb_s * 1e9, sm_cycles = device.sms * device.boost_clock_mhz * 1e6;
+    const double bandwidth = device.bandwidth_gb_s * 1e9, sm_cycles = device.sm_cycles_per_s();
     const auto point = [&](const OperatorSample& s, double kernels, double bytes, double seconds) {
         return detail::ClassPoint{kernels, bytes, seconds, s.bandwidth_b_s > 0 ? s.bandwidth_b_s : bandwidth,
                                   s.sm_cycles_s > 0 ? s.sm_cycles_s : sm_cycles};
@@ -223,8 +231,7 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
     const auto fill_time = [&](const OperatorSample& s, double bytes) {  // on the case's own GPU
         const detail::ClassPoint on = point(s, 1, bytes, 1);
         return (fill.fixed_s >= 0 ? fill.fixed_s : profile.launch_s) +
-               bytes / (on.bandwidth * (fill.memory > 0 ? fill.memory : profile.memory)) +
-               (fill.sm_bytes_per_cycle > 0 ? bytes / (on.sm_cycles * fill.sm_bytes_per_cycle) : 0.0);
+               bytes * fill.seconds_per_byte(on.bandwidth, on.sm_cycles, profile.memory);
     };
     for (const OperatorSample* s : pool_backward) {
         const double fill_s = fill_time(*s, (s->dtype == "fp32" ? 4.0 : 2.0) * s->numel);

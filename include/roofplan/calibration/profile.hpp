@@ -44,6 +44,13 @@ struct KernelClassCost {
     double memory = 0;    ///< fraction of datasheet bandwidth at large sizes; 0: unset (the profile's `memory`)
     double fixed_s = -1;  ///< GPU time of an empty kernel of the class; < 0: unset (the profile's `launch_s`)
     double sm_bytes_per_cycle = 0;  ///< bytes per SM per clock cycle of the SM-side term; 0: none
+
+    /// Seconds a byte of the class takes at large sizes on a GPU of `bandwidth` bytes/s and `sm_cycles` SM cycles a
+    /// second (Device::sm_cycles_per_s): the memory side (at `memory`, or `default_memory` when unset) plus the SM side.
+    [[nodiscard]] constexpr double seconds_per_byte(double bandwidth, double sm_cycles, double default_memory) const {
+        return 1.0 / (bandwidth * (memory > 0 ? memory : default_memory)) +
+               (sm_bytes_per_cycle > 0 && sm_cycles > 0 ? 1.0 / (sm_cycles * sm_bytes_per_cycle) : 0.0);
+    }
 };
 
 /// Fused scaled-dot-product attention kernels (flash / cuDNN / memory-efficient) as fractions of the math
@@ -406,22 +413,25 @@ constexpr void default_kernel_classes(EfficiencyProfile& p, const Device& d) {
     // rate in bytes per SM per cycle that scales with the GPU's SMs and clock.  Assumed to hold on other
     // generations; the fixed costs are Hopper's, older generations keep their launch floor.
     const auto set_class = [&](KernelClass c, double memory, double fixed_s, double sm_bytes_per_cycle = 0) {
-        p.kernel_class[c] = {memory, d.architecture == Architecture::hopper ? fixed_s : -1.0, sm_bytes_per_cycle};
+        // No class that reads and writes streams faster than the generation's copy kernel (`memory`, set first).
+        p.kernel_class[c] = {c == KernelClass::memset || memory == 0 ? memory : std::min(memory, p.memory),
+                             d.architecture == Architecture::hopper ? fixed_s : -1.0, sm_bytes_per_cycle};
     };
     set_class(KernelClass::elementwise, 0.877, 2.9e-6, 1238);
     // PyTorch's reduce kernel (op_bench's reduce: bias gradients as column sums, ResNet's global average pool): far
     // below the elementwise rate, about half of it on the SM side.
-    set_class(KernelClass::reduction, 0.616, 6.0e-6, 33.7);
-    // Layer norm and cuDNN's batch norm, PyTorch's native batch norm: nearly as fast on the H100 as on the H200,
-    // so mostly their SMs' work (16 and 12 bytes per SM per cycle) beside the memory traffic.
+    set_class(KernelClass::reduction, 0.616, 6.0e-6, 33.8);
+    // Layer norm and cuDNN's batch norm, PyTorch's native batch norm: 1.0-1.4x the H200's time on the H100 (native
+    // batch norm 1.0-1.1x), so much of it their SMs' work (16 and 12 bytes per SM per cycle) beside the memory.
     set_class(KernelClass::normalization, 0.877, 3.7e-6, 16.3);
     set_class(KernelClass::batch_norm, 0.877, 4.5e-6, 11.9);
     set_class(KernelClass::softmax, 0.864, 2.7e-6, 33.3);
-    // Casts: down to fp16/bf16 vectorized (the bandwidth alone), up to FP32 PyTorch's unrolled copy kernel; layout
-    // copies (heads made contiguous, concatenations, a channels-last flatten) non-vectorized: both follow their
-    // elements more than their bytes, which the SM-side term expresses (an H100 runs them nearly at the H200's speed).
+    // Casts: down to fp16/bf16 vectorized (the bandwidth alone), up to FP32 PyTorch's unrolled copy kernel (about
+    // the H200's time on an H100); layout copies (heads made contiguous, concatenations, a channels-last flatten)
+    // non-vectorized: the KV-cache cat and the flatten take the H200's time on an H100, the last-axis cat 1.38x, so
+    // one rate fits them loosely (median error 21%).
     set_class(KernelClass::copy_cast, 0.877, 2.8e-6);
-    set_class(KernelClass::widening_cast, 0.877, 4.5e-6, 22.9);
+    set_class(KernelClass::widening_cast, 0.877, 4.4e-6, 21.4);
     set_class(KernelClass::layout_copy, 0.877, 3.6e-6, 11.0);
     set_class(KernelClass::optimizer, 0.877, 6.7e-6, 167);
     set_class(KernelClass::memset, 1.0, 2.2e-6, 295);  // a fill writes only: no copy-fraction bound
@@ -518,8 +528,8 @@ constexpr EfficiencyProfile default_profile(const Device& d) {
     for (MathClass m : all_math_classes) p.gemm[static_cast<std::size_t>(m)] = 0.75;  // classes it lacks are unused
     const bool hbm = d.memory_type.view().starts_with("HBM");
     p.memory = hbm ? 0.88 : 0.85;
-    detail::default_kernel_classes(p, d);
     detail::default_generation(p, d);
+    detail::default_kernel_classes(p, d);  // after the generation's copy fraction, which bounds the classes'
     return p;
 }
 

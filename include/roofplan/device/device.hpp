@@ -132,6 +132,8 @@ struct Device {
         return false;
     }
     [[nodiscard]] constexpr bool has_tensor_cores() const { return tensor_cores > 0; }
+    /// SM cycles a second at the boost clock (SMs x boost clock): what a kernel's SM-side work scales with.
+    [[nodiscard]] constexpr double sm_cycles_per_s() const { return sms * boost_clock_mhz * 1e6; }
 
     [[nodiscard]] constexpr units::flops_per_second peak_rate(MathClass m) const {
         return units::tflops_per_second(peak[m]);

@@ -155,9 +155,7 @@ public:
         for (std::size_t c = 0; c < kernel_class_count; ++c) {
             const KernelClassCost& k = profile.kernel_class[static_cast<KernelClass>(c)];
             // The memory side and the SM side of a streaming class add (KernelClassCost): one rate a byte.
-            const double sm_cycles_s = device.sms * device.boost_clock_mhz * 1e6;
-            class_s_per_byte_[c] = 1.0 / (bandwidth_ * (k.memory > 0 ? k.memory : profile.memory)) +
-                                   (k.sm_bytes_per_cycle > 0 && sm_cycles_s > 0 ? 1.0 / (sm_cycles_s * k.sm_bytes_per_cycle) : 0.0);
+            class_s_per_byte_[c] = k.seconds_per_byte(bandwidth_, device.sm_cycles_per_s(), profile.memory);
             class_fixed_s_[c] = k.fixed_s >= 0 ? k.fixed_s : profile.launch_s;
         }
     }
