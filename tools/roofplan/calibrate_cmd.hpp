@@ -40,7 +40,8 @@ inline void add_calibrate_options(CLI::App* app, CalibrateOptions& o) {
     app->add_flag("--csv", o.csv, "Print the fit summary as CSV (RFC 4180, raw numbers)");
 }
 
-/// What the command fits: the micro-benchmarks of one GPU and the NCCL runs of one system, read into samples.
+/// What the command fits: the micro-benchmarks of one GPU (with other GPUs' operator reports for the kernel
+/// classes' SM-side terms) and the NCCL runs of one system, read into samples.
 struct CalibrateInputs {
     Measurements micro;  ///< GEMM, bandwidth and convolution samples, with their reports as sources
     bool has_micro = false;  ///< a GEMM, bandwidth, convolution or DP4A report was given (DP4A is read, not fitted)

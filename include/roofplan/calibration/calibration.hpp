@@ -21,7 +21,8 @@ struct FitQuality {
     double fixed_s = 0;   ///< GEMMs: the fitted fixed cost per kernel; links: the base cost per collective (seconds)
 };
 
-/// An efficiency profile fitted to one GPU's micro-benchmarks.
+/// An efficiency profile fitted to one GPU's micro-benchmarks (and, for the kernel classes' SM-side terms, the
+/// operator cases of another GPU: calibration/operators.hpp).
 struct Calibration {
     EfficiencyProfile profile;
     std::string device_id;
