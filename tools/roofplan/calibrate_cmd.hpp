@@ -140,14 +140,13 @@ inline Measurements with_other_gpus(const CalibrateInputs& in, const DeviceCatal
             append(all, m);
             continue;
         }
-        for (OperatorSample s : m.operators)
-            if (calibration::class_of(s)) {
-                s.bandwidth_b_s = d->bandwidth_gb_s * 1e9;
-                s.sm_cycles_s = d->sm_cycles_per_s();
-                all.operators.push_back(std::move(s));
-            }
+        for (OperatorSample s : m.operators) {  // the fitters use a marked case for the kernel classes only
+            s.bandwidth_b_s = d->bandwidth_gb_s * 1e9;
+            s.sm_cycles_s = d->sm_cycles_per_s();
+            all.operators.push_back(std::move(s));
+        }
         for (const std::string& source : m.sources)
-            all.sources.push_back(source + " [" + std::string(d->id.view()) + ": kernel classes only]");
+            all.sources.push_back(source + " [" + std::string(d->id.view()) + std::string(calibration::other_gpu_source_tag));
     }
     return all;
 }
@@ -175,10 +174,8 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
         // terms together), against that class's own default.
         if (q.what.rfind("class ", 0) == 0)
             for (KernelClass k : all_kernel_classes)
-                if (const std::string name = "class " + std::string(to_string(k)); q.what == name || q.what.rfind(name + " (", 0) == 0) {
-                    const double bandwidth = device.bandwidth_gb_s * 1e9;
-                    before = 1.0 / (bandwidth * defaults.kernel_class[k].seconds_per_byte(bandwidth, device.sm_cycles_per_s(), defaults.memory));
-                }
+                if (const std::string name = "class " + std::string(to_string(k)); q.what == name || q.what.rfind(name + " (", 0) == 0)
+                    before = defaults.kernel_class[k].streamed_fraction(device, defaults.memory);
         // "host speed sensitivity python (...)": a sensitivity, against the default's; no fixed cost, no residual.
         const bool speed = q.what.rfind("host speed", 0) == 0;
         if (speed)

@@ -200,10 +200,7 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
             char terms[64];
             std::snprintf(terms, sizeof terms, " (memory %.3f + SM side %.1f B/cycle)", f.memory, f.sm_bytes_per_cycle);
             what += terms;
-            // The efficiency shown: both terms together, as a fraction of this GPU's bandwidth.
-            const double bandwidth = device.bandwidth_gb_s * 1e9;
-            value = 1.0 / (bandwidth * out.profile.kernel_class[f.kind].seconds_per_byte(bandwidth, device.sm_cycles_per_s(),
-                                                                                         out.profile.memory));
+            value = out.profile.kernel_class[f.kind].streamed_fraction(device, out.profile.memory);  // both terms
         }
         out.quality.push_back({what, f.samples, value, f.median_rel_error, f.worst_rel_error, f.fixed_s});
     }
@@ -217,7 +214,7 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
     for (const std::string& s : samples.sources)
         if (s.find("roofplan-ops") != std::string::npos) {
             files += (files.empty() ? "" : "; ") + s.substr(0, s.find(" ("));
-            if (s.find(": kernel classes only]") == std::string::npos)
+            if (s.find(other_gpu_source_tag) == std::string::npos)
                 host_files += (host_files.empty() ? "" : "; ") + s.substr(0, s.find(" ("));
         }
     out.profile.kernel_class_source = FixedString<127>(std::string_view(files).substr(0, 127));

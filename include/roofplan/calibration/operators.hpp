@@ -30,7 +30,6 @@
 #include <map>
 #include <numeric>
 #include <optional>
-#include <set>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -47,6 +46,10 @@ struct ClassFit {
     double median_rel_error = 0, worst_rel_error = 0;
     double sm_bytes_per_cycle = 0;  ///< the SM-side term (cases of two GPUs); 0: none
 };
+
+/// Ends a report's source line when the report ran on another GPU than the profile's (`roofplan calibrate`): its
+/// operator cases are marked with that GPU (OperatorSample::bandwidth_b_s) and inform the kernel classes only.
+inline constexpr std::string_view other_gpu_source_tag = ": kernel classes only]";
 
 /// The class an operator case measures and the factor from its nominal bytes to the bytes the eager lowering
 /// counts for it (empty: the case does not inform a class, e.g. the tanh-GELU chain, amp variants that mix a

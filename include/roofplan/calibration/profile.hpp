@@ -51,6 +51,11 @@ struct KernelClassCost {
         return 1.0 / (bandwidth * (memory > 0 ? memory : default_memory)) +
                (sm_bytes_per_cycle > 0 && sm_cycles > 0 ? 1.0 / (sm_cycles * sm_bytes_per_cycle) : 0.0);
     }
+    /// The class's large-size rate on `d` as a fraction of its bandwidth (both terms together).
+    [[nodiscard]] constexpr double streamed_fraction(const Device& d, double default_memory) const {
+        const double bandwidth = d.bandwidth_gb_s * 1e9;
+        return 1.0 / (bandwidth * seconds_per_byte(bandwidth, d.sm_cycles_per_s(), default_memory));
+    }
 };
 
 /// Fused scaled-dot-product attention kernels (flash / cuDNN / memory-efficient) as fractions of the math
