@@ -1196,6 +1196,14 @@ TEST_CASE("two GPUs: the SM side of streaming classes, from an H200's and an H10
     REQUIRE(fit != fits.end());
     CHECK(fit->sm_bytes_per_cycle == doctest::Approx(both.kernel_class[KernelClass::normalization].sm_bytes_per_cycle));
     CHECK(fit->samples == 96);
+    CHECK(fit->own_gpu_samples == 48);  // the H200's half
+    // The other GPU's cases alone: every class fitted from them is marked as that GPU's fit (no own case).
+    EfficiencyProfile other_only = alone;
+    for (const calibration::ClassFit& f : calibration::fit_kernel_classes(other, h200, other_only)) {
+        CAPTURE(to_string(f.kind));
+        CHECK(f.samples > 0);
+        CHECK(f.own_gpu_samples == 0);
+    }
     // A profile file keeps the terms together: written and read back, the two-GPU fit is the same; a class given a
     // memory fraction without an SM-side rate (one GPU's fit, or a file older than the field) has none, whatever
     // the defaults carry.

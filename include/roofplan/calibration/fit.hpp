@@ -202,6 +202,9 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
             what += terms;
             value = out.profile.kernel_class[f.kind].streamed_fraction(device, out.profile.memory);  // both terms
         }
+        // No case of the profile's GPU: the class is another GPU's fit, moved here by bandwidth alone (one GPU's
+        // cases cannot separate an SM side), and says so.
+        if (f.own_gpu_samples == 0) what += " (another GPU's cases only)";
         out.quality.push_back({what, f.samples, value, f.median_rel_error, f.worst_rel_error, f.fixed_s});
     }
     for (const AttentionFit& f : fit_attention(samples.operators, device, out.profile))

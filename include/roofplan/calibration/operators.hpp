@@ -45,6 +45,7 @@ struct ClassFit {
     double memory = 0, fixed_s = 0;
     double median_rel_error = 0, worst_rel_error = 0;
     double sm_bytes_per_cycle = 0;  ///< the SM-side term (cases of two GPUs); 0: none
+    int own_gpu_samples = 0;        ///< the cases timed on the profile's GPU (0: the class is another GPU's fit)
 };
 
 /// Ends a report's source line when the report ran on another GPU than the profile's (`roofplan calibrate`): its
@@ -107,6 +108,7 @@ inline std::pair<double, double> fit_fixed_and_slope(const std::vector<std::arra
 /// it (datasheet bandwidth in bytes/s, SM cycles a second).
 struct ClassPoint {
     double kernels = 0, bytes = 0, seconds = 0, bandwidth = 0, sm_cycles = 0;
+    bool own_gpu = true;  ///< timed on the profile's GPU (false: another GPU's case, OperatorSample::bandwidth_b_s)
 };
 /// A class curve (KernelClassCost's terms as coefficients): t = kernels·fixed + bytes/bandwidth·a + bytes/sm·c.
 struct ClassCurve {
@@ -195,7 +197,7 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
     const double bandwidth = device.bandwidth_gb_s * 1e9, sm_cycles = device.sm_cycles_per_s();
     const auto point = [&](const OperatorSample& s, double kernels, double bytes, double seconds) {
         return detail::ClassPoint{kernels, bytes, seconds, s.bandwidth_b_s > 0 ? s.bandwidth_b_s : bandwidth,
-                                  s.sm_cycles_s > 0 ? s.sm_cycles_s : sm_cycles};
+                                  s.sm_cycles_s > 0 ? s.sm_cycles_s : sm_cycles, !(s.bandwidth_b_s > 0)};
     };
     std::map<KernelClass, std::vector<detail::ClassPoint>> rows;
     // Fitted after the memset class: their first kernel is a fill (pooling backward: the input gradient; a long
@@ -218,6 +220,7 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
         const detail::ClassCurve curve = detail::fit_class_curve(points, kind == KernelClass::memset ? 1.0 : profile.memory);
         ClassFit f{kind, static_cast<int>(points.size()), std::clamp(1.0 / curve.a, 1e-3, 1.0), std::min(curve.fixed, 9e-4)};
         f.sm_bytes_per_cycle = curve.c > 0 ? 1.0 / curve.c : 0.0;
+        f.own_gpu_samples = static_cast<int>(std::count_if(points.begin(), points.end(), [](const auto& p) { return p.own_gpu; }));
         const detail::ClassCurve used{f.fixed_s, 1.0 / f.memory, curve.c};
         const std::vector<double> errors = detail::curve_errors(used, points);
         f.median_rel_error = errors[errors.size() / 2];
