@@ -176,21 +176,24 @@ def main():
     tag = options.results.name + ("-probe-scaled" if options.host_speed_from_probe else "") + options.tag_suffix
     with tempfile.TemporaryDirectory() as scratch:
         profile, label = options.profile, f"the profile {options.profile}" if options.profile else "the default profile"
+        others = []  # the calibration's reports of another GPU
         if options.calibrate_from:  # the profile as `roofplan calibrate` fits it now, from the recorded reports
             profile = str(pathlib.Path(scratch) / "profile.json")
             fit = subprocess.run([options.roofplan, "calibrate", *options.calibrate_from, "--device", "h200", "-o", profile],
                                  capture_output=True, text=True, cwd=ROOT)
             if fit.returncode != 0:
                 sys.exit(f"roofplan calibrate failed: {fit.stderr.strip()}")
-            # Another GPU's operator reports inform the kernel classes only (their SM-side terms): say so.
-            others = [f for f in options.calibrate_from if report_gpu(f) and "H200" not in report_gpu(f)]
+            # Another GPU's operator reports inform the kernel classes only (their SM-side terms): say so.  Which
+            # reports those are is roofplan's call (its catalog), read from calibrate's list of sources.
+            others = [f for f in options.calibrate_from
+                      if any(line.strip().startswith(f + " (") and "kernel classes only]" in line
+                             for line in fit.stdout.splitlines())]
             label = "the H200 profile fitted by `roofplan calibrate` to " + ", ".join(
                 f"`{f}`" + (f" ({report_gpu(f)}: kernel classes only)" if f in others else "") for f in options.calibrate_from)
         label += f", predicting for {options.device}"
         # Host costs fitted from a report recorded beside the e2e runs were measured on the same machine (lease).
         results = options.results.resolve()
-        same = [f for f in options.calibrate_from
-                if pathlib.Path(ROOT, f).resolve().parent == results and (not report_gpu(f) or "H200" in report_gpu(f))]
+        same = [f for f in options.calibrate_from if pathlib.Path(ROOT, f).resolve().parent == results and f not in others]
         host_where = f"this lease's host ({', '.join(pathlib.Path(f).name for f in same)})" if same else "other leases' hosts"
         if options.host_speed_from_probe:
             if not profile:
