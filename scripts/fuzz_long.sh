@@ -5,7 +5,8 @@
 # Usage: fuzz_long.sh BUNDLE OUT [RUNS=10000000] [JOBS=nproc] [GIT_SHA=unknown] [SECONDS_PER_TARGET=0: no limit]
 # (a target stopped by the time limit reports the executions it reached; the summary says so).
 # TARGETS (environment) picks targets; OUT gets summary.json, summary.md, fuzz.log (each target's last lines);
-# CORPUS_OUT=1 also leaves each target's final corpus (corpus-TARGET.tar.gz), which CORPUS_IN=DIR starts from.
+# CORPUS_OUT=1 also leaves each target's final corpus (corpus-TARGET.tar.gz), which CORPUS_IN=DIR starts from;
+# SHARDED=1 splits the starting corpus among the workers (one replay of it in all, not one a worker).
 # Exit status: 0 when no target crashed, 1 otherwise (the crashing inputs are in OUT/artifacts).
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
@@ -36,8 +37,25 @@ for target in ${TARGETS:-model-json onnx files cli-parse cli}; do
     fi
     seeds=$(ls "$work/corpus" | wc -l)
     start=$(date +%s)
-    (cd "$work" && "$bundle/roofplan-fuzz-$binary" -jobs="$jobs" -workers="$jobs" -runs=$(( (runs + jobs - 1) / jobs )) \
-        -max_total_time="$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" corpus >/dev/null 2>&1)
+    flags=(-runs=$(( (runs + jobs - 1) / jobs )) -max_total_time="$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+           -artifact_prefix="$work/")
+    if [[ -n ${SHARDED:-} ]]; then
+        # SHARDED=1: each worker replays only its share of a large corpus before it fuzzes (with -jobs every worker
+        # replays all of it: 3,342 inputs of whole commands took about 490 s a worker, a device call's whole time).
+        # The workers are separate processes; the inputs they find go to one shared folder, which libFuzzer reloads,
+        # so they still learn from each other; the final corpus is the shards and that folder.
+        mkdir "$work/new"
+        for ((i = 0; i < jobs; ++i)); do mkdir "$work/shard-$i"; done
+        i=0
+        for f in "$work/corpus"/*; do [[ -e $f ]] && mv "$f" "$work/shard-$(( i++ % jobs ))/"; done
+        for ((i = 0; i < jobs; ++i)); do
+            (cd "$work" && exec "$bundle/roofplan-fuzz-$binary" "${flags[@]}" new "shard-$i" > "fuzz-$i.log" 2>&1) &
+        done
+        wait
+        for d in "$work"/shard-* "$work/new"; do mv "$d"/* "$work/corpus/" 2>/dev/null || true; done
+    else
+        (cd "$work" && "$bundle/roofplan-fuzz-$binary" -jobs="$jobs" -workers="$jobs" "${flags[@]}" corpus >/dev/null 2>&1)
+    fi
     seconds=$(( $(date +%s) - start ))
     done_runs=$(cat "$work"/fuzz-*.log 2>/dev/null | awk '/stat::number_of_executed_units:/ {s += $2} END {print s + 0}')
     crashes=$(ls "$work" | grep -cE '^(crash|leak|timeout|oom)-' || true)
