@@ -52,7 +52,7 @@ for target in ${TARGETS:-model-json onnx files cli-parse cli}; do
             (cd "$work" && exec "$bundle/roofplan-fuzz-$binary" "${flags[@]}" new "shard-$i" > "fuzz-$i.log" 2>&1) &
         done
         wait
-        for d in "$work"/shard-* "$work/new"; do mv "$d"/* "$work/corpus/" 2>/dev/null || true; done
+        find "$work"/shard-* "$work/new" -maxdepth 1 -type f -exec mv -t "$work/corpus/" {} +  # no argument-list limit
     else
         (cd "$work" && "$bundle/roofplan-fuzz-$binary" -jobs="$jobs" -workers="$jobs" "${flags[@]}" corpus >/dev/null 2>&1)
     fi
