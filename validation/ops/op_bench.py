@@ -1622,6 +1622,97 @@ def scaler_host_cases(R):
     R.save(force=True)
 
 
+def adam_split_host_cases(R):
+    """Where AdamW's (foreach) Python falls between its kernels (issue 14: the model charged all of it before the
+    first kernel).  torch.optim's _multi_tensor_adam walks the parameters several times: grouping them by device and
+    dtype and incrementing the step counts (CPU tensors: a foreach op that launches nothing) before its first
+    kernel, then computing the bias corrections (a Python list over the parameters, each step count read with
+    .item()) after the moment updates are issued and before `_foreach_sqrt`.  Each torch._foreach_* function is
+    wrapped for the run to stamp the host clock at its entry and exit (time.perf_counter_ns, ~0.1 us a stamp):
+    per step, the host time before the first foreach call, between every pair of calls, and after the last, and
+    each call's own time.  Tiny tensors (256 FP32 values) at 16, 64 and 256 tensors, so the GPU never holds the
+    host back; the median of each segment over the steps of a round, and the median over rounds.  An unwrapped
+    step is timed in the same rounds (interleaved) for the instrumentation's cost.  `roofplan calibrate` takes the
+    share of the per-tensor cost paid after the moment updates from the slopes (HostCosts::adam_late_share)."""
+    env = R.env
+    dev = env.dev
+    out = []
+    names = sorted(n for n in dir(torch) if n.startswith("_foreach_"))
+    originals = {n: getattr(torch, n) for n in names}
+    stamps = []
+
+    def wrap(name, fn):
+        def wrapped(*args, **kwargs):
+            first = args[0] if args else None
+            where = (first[0].device.type if isinstance(first, (list, tuple)) and first
+                     and isinstance(first[0], torch.Tensor) else "?")
+            stamps.append((name, where, "in", time.perf_counter_ns()))
+            r = fn(*args, **kwargs)
+            stamps.append((name, where, "out", time.perf_counter_ns()))
+            return r
+        return wrapped
+
+    for n in (16, 64, 256):
+        if env.left() < 0:
+            out.append({"case": f"adamw split: {n} tensors of 256", "skipped": "deadline"})
+            continue
+        ps = [torch.nn.Parameter(torch.randn(256, device=dev)) for _ in range(n)]
+        for p in ps:
+            p.grad = torch.randn_like(p) * 1e-3
+        opt = torch.optim.AdamW(ps, lr=1e-3, foreach=True)
+        steps = max(10, 800 // n) if env.cuda else 3
+        rounds = 9 if env.cuda else 2
+        seq, per_round, plain_rounds, total_rounds = None, [], [], []
+        for _ in range(rounds):
+            plain, _, _ = wall_per_iter(env, opt.step, steps, warm=10)
+            plain_rounds.append(plain)
+            for name in names:
+                setattr(torch, name, wrap(name, originals[name]))
+            try:
+                for _ in range(5):
+                    opt.step()
+                env.sync()
+                segs, totals = [], []
+                for _ in range(steps):
+                    stamps.clear()
+                    t0 = time.perf_counter_ns()
+                    opt.step()
+                    t1 = time.perf_counter_ns()
+                    calls = [(stamps[i][0], stamps[i][1], stamps[i][3], stamps[i + 1][3])
+                             for i in range(0, len(stamps), 2)]
+                    this_seq = [f"{c[0]}({c[1]})" for c in calls]
+                    if seq is None:
+                        seq = this_seq
+                    if this_seq != seq:
+                        raise RuntimeError(f"foreach calls changed between steps: {this_seq} vs {seq}")
+                    gaps = [calls[0][2] - t0]
+                    gaps += [calls[i + 1][2] - calls[i][3] for i in range(len(calls) - 1)]
+                    gaps.append(t1 - calls[-1][3])
+                    segs.append((gaps, [c[3] - c[2] for c in calls]))
+                    totals.append(t1 - t0)
+                env.sync()
+            finally:
+                for name in names:
+                    setattr(torch, name, originals[name])
+            per_round.append(([statistics.median(g[0][i] for g in segs) * 1e-3 for i in range(len(seq) + 1)],
+                              [statistics.median(g[1][i] for g in segs) * 1e-3 for i in range(len(seq))]))
+            total_rounds.append(statistics.median(totals) * 1e-3)
+        gaps = [statistics.median(r[0][i] for r in per_round) for i in range(len(seq) + 1)]
+        inside = [statistics.median(r[1][i] for r in per_round) for i in range(len(seq))]
+        out.append({"case": f"adamw split: {n} tensors of 256", "optimizer": "adamw", "impl": "foreach",
+                    "tensors": n, "steps_per_round": steps, "rounds": rounds, "foreach_calls": seq,
+                    "gap_us": gaps, "call_us": inside, "host_us_step_instrumented": statistics.median(total_rounds),
+                    "host_us_step_plain": statistics.median(plain_rounds) * 1e6,
+                    "gap_us_rounds": [r[0] for r in per_round]})
+        print(f"adamw split ({n} tensors): calls {seq}; gaps (us) {[round(g, 1) for g in gaps]}; calls (us) "
+              f"{[round(c, 1) for c in inside]}; step {statistics.median(total_rounds):.1f} us instrumented, "
+              f"{statistics.median(plain_rounds) * 1e6:.1f} plain", file=sys.stderr)
+        R.doc["adam_split_host"] = out
+        R.save()
+    R.doc["adam_split_host"] = out
+    R.save(force=True)
+
+
 def host_speed_cases(R):
     """How each host cost moves with the host's speed (issue 14; the device hosts switch between two speeds within
     seconds, validation/results/2026-11-24-h200-host-items): rounds of short blocks (~2-15 ms each) of representative
@@ -2191,13 +2282,14 @@ GROUPS = {
     "embedding": cases_embedding, "ce": cases_cross_entropy, "optim": cases_optimizer, "memset": cases_memset,
     "gemm": cases_gemm, "sdpa": cases_sdpa, "sdpa_dropout": lambda R: cases_sdpa(R, dropout=True),
     "pool": cases_pool, "autocast_host": autocast_host_cases,
-    "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases, "host_speed": host_speed_cases,
+    "compiled_host": compiled_host_cases, "scaler_host": scaler_host_cases, "adam_split_host": adam_split_host_cases,
+    "host_speed": host_speed_cases,
     "kernel_gap": kernel_gap_cases, "block_host": block_host_cases, "reduce": cases_reduce,
     "copy": cases_copy, "generated": cases_generated, "dp_host": dp_host_cases,
 }
 ORDER = ["floor", "host", "bn", "bn_infer", "gemm", "elementwise", "cast", "ln", "softmax", "dropout", "ce", "embedding",
          "optim", "memset", "reduce", "copy", "generated", "sdpa", "sdpa_dropout", "pool", "autocast_host", "compiled_host",
-         "scaler_host", "host_speed", "kernel_gap", "block_host", "dp_host"]
+         "scaler_host", "adam_split_host", "host_speed", "kernel_gap", "block_host", "dp_host"]
 
 
 def main():
