@@ -1572,3 +1572,60 @@ TEST_CASE("nn.DataParallel's host costs: the fit returns known costs from op_ben
     profile["host"]["dp_lock_share"] = 9.5;
     CHECK_THROWS_WITH_AS((void)io::profile_from_json(profile, d, "share.json"), doctest::Contains("dp_lock_share must be a number in [0, 8]"), Error);
 }
+
+TEST_CASE("AdamW's split from op_bench's adam_split_host records: the share after the moments, written and read back; bad records are errors") {
+    const Device& d = find_device("h200");
+    // Known Python: before the first call 40 us + 4 us a tensor; the bias corrections (the gap before
+    // _foreach_sqrt) 5 us + 6 us a tensor; each call 10 us + 0.25 us a tensor; 2 us between calls, 1 us after.
+    const std::vector<std::string> calls{"_foreach_add_(cpu)", "_foreach_mul_(cuda)", "_foreach_lerp_(cuda)", "_foreach_mul_(cuda)",
+                                         "_foreach_addcmul_(cuda)", "_foreach_sqrt(cuda)", "_foreach_div_(cuda)",
+                                         "_foreach_add_(cuda)", "_foreach_addcdiv_(cuda)"};
+    io::json cases = io::json::array();
+    for (int n : {16, 64, 256}) {
+        io::json gaps = io::json::array(), inside = io::json::array();
+        gaps.push_back(40 + 4.0 * n);
+        double step = gaps[0].get<double>();
+        for (std::size_t i = 0; i < calls.size(); ++i) {
+            inside.push_back(10 + 0.25 * n);
+            gaps.push_back(i + 1 == calls.size() ? 1.0 : (calls[i + 1].starts_with("_foreach_sqrt") ? 5 + 6.0 * n : 2.0));
+            step += inside[i].get<double>() + gaps[i + 1].get<double>();
+        }
+        cases.push_back({{"case", "adamw split: " + std::to_string(n) + " tensors of 256"}, {"tensors", n}, {"foreach_calls", calls},
+                         {"gap_us", gaps}, {"call_us", inside}, {"host_us_step_instrumented", step}});
+    }
+    cases.push_back({{"case", "adamw split: 1024 tensors of 256"}, {"skipped", "deadline"}});
+    const io::json report{{"tool", "roofplan-ops"}, {"schema", 1}, {"provenance", {{"date_utc", "synthetic"}}},
+                          {"cases", io::json::array()}, {"adam_split_host", cases}};
+    const Measurements s = io::operator_report(report, "split.json");
+    CHECK(s.host.size() == 6);
+    // Per tensor: the step 4 + 9 x 0.25 + 6 = 12.25 us; after the moments 6 + 4 x 0.25 = 7 us.
+    const calibration::Calibration c = calibration::fit(s, d);
+    CHECK(c.profile.host.adam_late_share == doctest::Approx(7.0 / 12.25).epsilon(1e-6));
+    const bool reported = std::any_of(c.quality.begin(), c.quality.end(), [](const calibration::FitQuality& q) {
+        return q.what.starts_with("AdamW Python after the moment updates") && q.samples == 3;
+    });
+    CHECK(reported);
+    const io::json written = io::to_json(c.profile);
+    CHECK(written.at("host").at("adam_late_share").get<double>() == doctest::Approx(7.0 / 12.25));
+    CHECK(io::profile_from_json(written, d, "round.json").host == c.profile.host);
+
+    io::json bad = report;
+    bad["adam_split_host"][0]["foreach_calls"][5] = "_foreach_exp(cuda)";
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "nosqrt.json"),
+                         doctest::Contains("nosqrt.json: .adam_split_host[0].foreach_calls: no _foreach_sqrt"), Error);
+    bad = report;
+    bad["adam_split_host"][1]["gap_us"].erase(0);
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "short.json"),
+                         doctest::Contains("short.json: .adam_split_host[1]: .call_us needs one time per foreach call and .gap_us one more"), Error);
+    bad = report;
+    bad["adam_split_host"][2]["call_us"][7] = -1.0;
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "neg.json"),
+                         doctest::Contains("neg.json: .adam_split_host[2].call_us[7]: expected a non-negative finite number"), Error);
+    bad = report;
+    bad["adam_split_host"][0]["host_us_step_instrumented"] = 10.0;
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "small.json"), doctest::Contains("must be positive and at least its part after the moments"), Error);
+    io::json profile = written;
+    profile["host"]["adam_late_share"] = 1.5;
+    CHECK_THROWS_WITH_AS((void)io::profile_from_json(profile, d, "share.json"),
+                         doctest::Contains("adam_late_share must be a number in [0, 1]"), Error);
+}

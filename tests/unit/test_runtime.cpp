@@ -540,11 +540,64 @@ TEST_CASE("GradScaler's host costs: fitted from the scaler pairs, charged before
         CHECK(synced->host_tensors == unscale->host_tensors);
         CHECK(synced->adam_bookkeeping == (opt == Optimizer::adam));
         CHECK(!synced->scaler_bookkeeping);
-        // Without the scaler (amp-bf16) the optimizer's first op is the only loop over the parameters.
+        // Without the scaler (amp-bf16) the optimizer's walks are the only loops over the parameters: SGD's one,
+        // AdamW's two (before its first kernel, and its bias corrections before the square root).
         const std::vector<Kernel> bf = lower(m, 2, {Precision::amp_bf16, Mode::train, opt, false}, Runtime::eager).kernels;
-        CHECK(std::count_if(bf.begin(), bf.end(), [](const Kernel& k) { return k.host_tensors > 0; }) == 1);
+        CHECK(std::count_if(bf.begin(), bf.end(), [](const Kernel& k) { return k.host_tensors > 0; }) ==
+              (opt == Optimizer::adam ? 2 : 1));
         CHECK(std::none_of(bf.begin(), bf.end(), [](const Kernel& k) { return k.scaler_bookkeeping || k.sync_before; }));
     }
+}
+
+TEST_CASE("AdamW's Python in two walks: adam_late_share of its per-tensor cost before the square root, the rest first") {
+    const Model m = models::build("bert-swag");
+    const std::vector<Kernel> ks = lower(m, 2, {Precision::amp_bf16, Mode::train, Optimizer::adam, false}, Runtime::eager).kernels;
+    std::vector<const Kernel*> walks;
+    for (const Kernel& k : ks)
+        if (k.host_tensors > 0) walks.push_back(&k);
+    REQUIRE(walks.size() == 2);
+    CHECK(walks[0]->what == "weight decay");
+    CHECK((walks[0]->adam_bookkeeping && !walks[0]->adam_late));
+    CHECK(walks[1]->what == "sqrt");
+    CHECK((walks[1]->adam_bookkeeping && walks[1]->adam_late));
+    CHECK(walks[0]->host_tensors == walks[1]->host_tensors);
+    // Kernels between the two walks: the moment updates (first moment, second moment scale and add).
+    const auto at = [&](const Kernel* k) { return k - ks.data(); };
+    CHECK(at(walks[1]) - at(walks[0]) >= 4);
+    HostCosts h;
+    const double tensors = walks[0]->host_tensors;
+    for (const double share : {0.0, 0.3, 0.7, 1.0}) {
+        h.adam_late_share = share;
+        CHECK(host_cost(*walks[0], h) == doctest::Approx(h.optimizer_s + h.launch_s + (1 - share) * tensors * h.adam_per_tensor_s));
+        CHECK(host_cost(*walks[1], h) == doctest::Approx(h.optimizer_s + h.launch_s + share * tensors * h.adam_per_tensor_s));
+    }
+    // The step's host time is the same whatever the split (only where the walk falls moves).
+    const Device& d = find_device("h200");
+    PredictRequest q;
+    q.batch = 8;
+    q.precision = Precision::amp_bf16;
+    q.optimizer = Optimizer::adam;
+    q.runtime = Runtime::eager;
+    EfficiencyProfile early = default_profile(d), late = early;
+    early.host.adam_late_share = 0;
+    late.host.adam_late_share = 0.7;
+    const Prediction a = Predictor(m)(d, early, q), b = Predictor(m)(d, late, q);
+    CHECK(a.host_s == doctest::Approx(b.host_s).epsilon(1e-9));
+    CHECK(b.step_time.value() <= a.step_time.value() * (1 + 1e-9));  // the moment kernels can start sooner
+
+    // The fit: slopes of the time after the moments over the whole step's, through the tensor counts.
+    std::vector<HostSample> s;
+    for (int n : {16, 64, 256}) {
+        const std::string name = "adamw split: " + std::to_string(n) + " tensors";
+        s.push_back({name + " (step)", 300e-6 + n * 10e-6, 0});
+        s.push_back({name + " (after the moments)", 60e-6 + n * 6.5e-6, 0});
+    }
+    HostCosts fitted;
+    CHECK(calibration::fit_adam_split_host(s, fitted) == 3);
+    CHECK(fitted.adam_late_share == doctest::Approx(0.65));
+    HostCosts one;  // one tensor count: no slope, the prior stays
+    CHECK(calibration::fit_adam_split_host({s[0], s[1]}, one) == 0);
+    CHECK(one.adam_late_share == HostCosts{}.adam_late_share);
 }
 
 TEST_CASE("host fits: autocast's cast and wrapper from the two pairs, torch.compile's costs from two chain lengths") {

@@ -368,6 +368,12 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     fit_conv_shapes(samples, device, out);
     fit_gemm_shapes(samples, device, out);
     fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges
+    if (const int n = fit_adam_split_host(samples.host, out.profile.host)) {
+        out.quality.push_back({"AdamW Python after the moment updates (share of its per-tensor cost)", n,
+                               out.profile.host.adam_late_share, 0, 0, 0});
+        if (out.profile.host.source.view().starts_with("default"))
+            out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
+    }
     if (!samples.data_parallel_host.empty()) {
         const DataParallelHostFit dp = fit_data_parallel_host(samples.data_parallel_host, out.profile.host);
         const HostCosts& h = out.profile.host;

@@ -482,6 +482,33 @@ inline int fit_scaler_host(const std::vector<HostSample>& samples, HostCosts& ho
     return 2;
 }
 
+/// AdamW's split of its per-tensor Python (HostCosts::adam_late_share) from op_bench.py's `adam_split_host`
+/// samples (io::adam_split_samples): the per-tensor slope of the host time after the moment updates over the
+/// slope of the whole step, each a line through the tensor counts (at least two counts).  Returns the number of
+/// cases fitted (0: none, the prior stays).
+inline int fit_adam_split_host(const std::vector<HostSample>& samples, HostCosts& host) {
+    std::vector<std::array<double, 3>> step, late;  // {1, tensors, seconds}
+    const std::string_view prefix = "adamw split: ";
+    for (const HostSample& s : samples) {
+        if (!s.name.starts_with(prefix)) continue;
+        const double tensors = std::strtod(s.name.c_str() + prefix.size(), nullptr);
+        if (!(tensors >= 1)) continue;
+        if (s.name.ends_with(" (step)")) step.push_back({1, tensors, s.seconds});
+        else if (s.name.ends_with(" (after the moments)")) late.push_back({1, tensors, s.seconds});
+    }
+    const auto spread = [](const std::vector<std::array<double, 3>>& rows) {
+        bool out = false;
+        for (const auto& r : rows) out = out || r[1] != rows.front()[1];
+        return rows.size() >= 2 && out;
+    };
+    if (!spread(step) || !spread(late)) return 0;
+    const double step_slope = detail::fit_fixed_and_slope(step).second;
+    const double late_slope = detail::fit_fixed_and_slope(late).second;
+    if (!(step_slope > 0)) return 0;
+    host.adam_late_share = std::clamp(late_slope / step_slope, 0.0, 1.0);
+    return static_cast<int>(step.size());
+}
+
 /// The host cases of op_bench.py's `host_speed` group that stand for each speed class (which cost belongs to which
 /// class is host_cost_fields' column): Python-called operators, the C++ side (the autograd engine's nodes),
 /// the optimizers' Python loops, the view op itself (the probe's op).

@@ -158,6 +158,10 @@ struct HostCosts {
     /// release the lock only around their C++).  The H200 host's meta-device threads took 1.2-2.0x the serialised
     /// forwards (2-8 threads), so the prior is optimistic; not fitted (the meta device's dispatch is not CUDA's).
     double dp_lock_share = 1.0;
+    /// The share of AdamW's per-tensor Python (adam_per_tensor_s) that PyTorch runs after the moment updates are
+    /// issued (the bias corrections, before `_foreach_sqrt`); the rest precedes its first kernel.  Prior 0 (all
+    /// of it first); op_bench.py `adam_split_host` measures it (calibration/operators.hpp, fit_adam_split_host).
+    double adam_late_share = 0.0;
 
     /// replicate's Python for `replicas` replicas of a model of `modules` modules and `tensors` tensors.
     [[nodiscard]] double dp_replicate_s(double modules, double tensors, int replicas) const {
@@ -381,6 +385,9 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
     if (!(p.host.dp_lock_share >= 0 && p.host.dp_lock_share <= 8))
         detail::fail(where, ": host.dp_lock_share must be a number in [0, 8] (N replicas' forwards take max(1, N x share) "
                      "times one forward's host time)");
+    if (!(p.host.adam_late_share >= 0 && p.host.adam_late_share <= 1))
+        detail::fail(where, ": host.adam_late_share must be a number in [0, 1] (the share of AdamW's per-tensor Python "
+                     "after its moment updates)");
 }
 
 /// The default profile of a device's architecture generation.

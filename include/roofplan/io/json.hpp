@@ -522,6 +522,7 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
     for (const HostCostField& f : host_cost_fields) accepted.push_back(f.name);
     accepted.push_back("speed_sensitivity");
     accepted.push_back("dp_lock_share");
+    accepted.push_back("adam_late_share");
     accepted.push_back("source");
     reject_unknown_fields(h, root + ".host", accepted);
     for (const HostCostField& f : host_cost_fields)
@@ -537,6 +538,7 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
                 c.speed_sensitivity[static_cast<std::size_t>(cls)] = detail::number(k, to_string(cls), where);
     }
     if (h.contains("dp_lock_share")) c.dp_lock_share = detail::number(h, "dp_lock_share", root + ".host");
+    if (h.contains("adam_late_share")) c.adam_late_share = detail::number(h, "adam_late_share", root + ".host");
     if (h.contains("source") && h.at("source").is_string())
         c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
 }
@@ -669,6 +671,7 @@ inline json to_json(const EfficiencyProfile& p) {
             speed[std::string(to_string(cls))] = h.speed_sensitivity[static_cast<std::size_t>(cls)];
         host["speed_sensitivity"] = std::move(speed);
         host["dp_lock_share"] = h.dp_lock_share;
+        host["adam_late_share"] = h.adam_late_share;
         host["source"] = h.source.view();
         out["host"] = std::move(host);
     }

@@ -100,6 +100,46 @@ inline void block_host_samples(const json& section, const std::string& where, st
     }
 }
 
+/// op_bench.py `adam_split_host`: per tensor count, two host samples, "adamw split: N tensors (step)" (the whole
+/// instrumented step) and "adamw split: N tensors (after the moments)" (from the end of the foreach call before
+/// `_foreach_sqrt`, the last moment update, to the step's end: the bias corrections' Python, the later calls and
+/// what follows them).  A record without `_foreach_sqrt` after another call is an error (not AdamW's foreach path).
+inline void adam_split_samples(const json& section, const std::string& where, std::vector<HostSample>& out) {
+    if (!section.is_array()) roofplan::detail::fail(where, ": expected an array of cases");
+    for (std::size_t r = 0; r < section.size(); ++r) {
+        const std::string at = where + "[" + std::to_string(r) + "]";
+        const json& c = section[r];
+        if (!c.is_object()) roofplan::detail::fail(at, ": expected an object");
+        if (c.contains("skipped") || c.contains("error")) continue;
+        for (const char* key : {"foreach_calls", "gap_us", "call_us"})
+            if (!c.contains(key) || !c.at(key).is_array()) roofplan::detail::fail(at, ": expected the array .", key);
+        const json& calls = c.at("foreach_calls");
+        const json& gaps = c.at("gap_us");
+        const json& inside = c.at("call_us");
+        if (inside.size() != calls.size() || gaps.size() != calls.size() + 1)
+            roofplan::detail::fail(at, ": .call_us needs one time per foreach call and .gap_us one more (", static_cast<std::int64_t>(calls.size()),
+                                   " calls, ", static_cast<std::int64_t>(inside.size()), " and ", static_cast<std::int64_t>(gaps.size()), " times)");
+        std::size_t sqrt_at = 0;
+        for (std::size_t i = 0; i < calls.size() && sqrt_at == 0; ++i)
+            if (calls[i].is_string() && calls[i].get_ref<const std::string&>().starts_with("_foreach_sqrt")) sqrt_at = i;
+        if (sqrt_at == 0)
+            roofplan::detail::fail(at, ".foreach_calls: no _foreach_sqrt after the moment updates (AdamW's foreach path has one)");
+        const double tensors = detail::number(c, "tensors", at);
+        if (!(tensors >= 1 && tensors <= 1e6)) roofplan::detail::fail(at, ".tensors: expected a count in [1, 1e6]");
+        const double step = detail::number(c, "host_us_step_instrumented", at) * 1e-6;
+        double late = element(gaps, sqrt_at, at + ".gap_us");
+        for (std::size_t i = sqrt_at; i < calls.size(); ++i)
+            late += element(inside, i, at + ".call_us") + element(gaps, i + 1, at + ".gap_us");
+        late *= 1e-6;
+        if (!(step > 0) || late > step)
+            roofplan::detail::fail(at, ".host_us_step_instrumented: the step's host time must be positive and at least its part after "
+                                   "the moments (the gap before _foreach_sqrt, the calls from it on and the gaps after them)");
+        const std::string name = "adamw split: " + std::to_string(static_cast<std::int64_t>(tensors)) + " tensors";
+        out.push_back({name + " (step)", step, 0.0});
+        out.push_back({name + " (after the moments)", late, 0.0});
+    }
+}
+
 /// op_bench.py `dp_host`: replicate's Python and the replicas' threaded forwards, one sample per replica count (the
 /// median over the rounds, as recorded).  The meta-device threads are a diagnostic, not read.
 inline void data_parallel_host_samples(const json& section, const std::string& where,
@@ -211,6 +251,7 @@ inline Measurements operator_report(const json& report, const std::string& file)
                                 h.contains(kernels_key) ? detail::number(h, kernels_key, file + ": ." + section) : 0.0});
         }
     }
+    if (report.contains("adam_split_host")) adam_split_samples(report.at("adam_split_host"), file + ": .adam_split_host", out.host);
     if (report.contains("kernel_gap_graph") && report.at("kernel_gap_graph").is_array())
         for (const json& g : report.at("kernel_gap_graph"))
             if (g.is_object() && g.contains("gap_us_median"))

@@ -65,21 +65,28 @@ inline void parameter_tensors(const AnyLayer& layer, ParameterTensors& p) {
     }
 }
 
+/// Which Python walk over the parameters precedes a foreach operation (charged to its first launch).
+enum class Walk : std::uint8_t {
+    none,
+    optimizer,  ///< the optimizer's first (SGD: its only) walk: grouping, step counts, state
+    adam_late,  ///< AdamW's bias corrections, computed after the moment updates are issued
+    scaler,     ///< GradScaler's unscale_
+};
+
 /// One foreach operation over every parameter: reads `reads` and writes `writes` FP32 values per parameter,
-/// over `lists` tensor lists.  `first`: the Python loop over the parameters that precedes it (the optimizer's,
-/// or GradScaler's unscale_ when `scaler`) is charged to its first launch.
+/// over `lists` tensor lists, after the Python walk `walk`.
 inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std::string_view what, int lists,
-                       double reads, double writes, double flops, bool first, bool sync_before = false,
-                       bool scaler = false) {
+                       double reads, double writes, double flops, Walk walk, bool sync_before = false) {
     const double launches = foreach_launches(p.chunks, lists);
     for (double i = 0; i < launches; ++i) {
         Kernel k = stream_kernel(KernelClass::optimizer, i == 0 ? HostOp::optimizer : HostOp::none, what,
                                  4 * reads * params / launches, 4 * writes * params / launches, flops * params / launches);
         k.sync_before = sync_before && i == 0;
-        if (first && i == 0) {  // the Python loop over the parameters before the first op
+        if (walk != Walk::none && i == 0) {  // the Python loop over the parameters before the op
             k.host_tensors = p.tensors;
-            k.adam_bookkeeping = !scaler && e.step().optimizer == Optimizer::adam;
-            k.scaler_bookkeeping = scaler;
+            k.adam_bookkeeping = walk != Walk::scaler && e.step().optimizer == Optimizer::adam;
+            k.adam_late = walk == Walk::adam_late;
+            k.scaler_bookkeeping = walk == Walk::scaler;
         }
         e.optimizer(k);
     }
@@ -90,7 +97,10 @@ inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std
 /// `unscale_` checks and unscales the gradients (a foreach kernel), `_maybe_opt_step` reads found_inf on the
 /// host (`.item()`: the host waits for the backward to finish) before the optimizer runs, and `update` adjusts
 /// the scale (one kernel).  The scaler's own Python (per tensor and per step) is charged before its unscale; the
-/// optimizer's own loop over the parameters still runs, after the synchronisation.
+/// optimizer's own loop over the parameters still runs, after the synchronisation.  AdamW walks the parameters
+/// twice in Python (torch/optim/adam.py, _multi_tensor_adam): before its first kernel (grouping, step counts) and
+/// between the moment updates and the square root (the bias corrections); HostCosts::adam_late_share splits its
+/// per-tensor cost between the two (op_bench.py `adam_split_host`).
 inline void optimizer(Emitter& e) {
     ParameterTensors p;
     double params = 0;
@@ -100,21 +110,21 @@ inline void optimizer(Emitter& e) {
     }
     if (params <= 0) return;
     const bool scaler = e.step().precision == Precision::amp_fp16;
-    if (scaler) foreach_op(e, p, params, "unscale gradients", 1, 1, 1, 2, true, false, true);
-    const bool first = true, sync = scaler;
+    if (scaler) foreach_op(e, p, params, "unscale gradients", 1, 1, 1, 2, Walk::scaler);
+    const bool sync = scaler;
     if (e.step().optimizer == Optimizer::sgd) {
-        foreach_op(e, p, params, "momentum scale", 1, 1, 1, 1, first, sync);
-        foreach_op(e, p, params, "momentum add", 2, 2, 1, 1, false);
-        foreach_op(e, p, params, "parameter update", 2, 2, 1, 2, false);
+        foreach_op(e, p, params, "momentum scale", 1, 1, 1, 1, Walk::optimizer, sync);
+        foreach_op(e, p, params, "momentum add", 2, 2, 1, 1, Walk::none);
+        foreach_op(e, p, params, "parameter update", 2, 2, 1, 2, Walk::none);
     } else {
-        foreach_op(e, p, params, "weight decay", 1, 1, 1, 1, first, sync);
-        foreach_op(e, p, params, "first moment", 2, 2, 1, 3, false);
-        foreach_op(e, p, params, "second moment scale", 1, 1, 1, 1, false);
-        foreach_op(e, p, params, "second moment add", 3, 2, 1, 2, false);
-        foreach_op(e, p, params, "sqrt", 2, 1, 1, 1, false);
-        foreach_op(e, p, params, "bias correction", 1, 1, 1, 1, false);
-        foreach_op(e, p, params, "epsilon", 1, 1, 1, 1, false);
-        foreach_op(e, p, params, "parameter update", 3, 3, 1, 3, false);
+        foreach_op(e, p, params, "weight decay", 1, 1, 1, 1, Walk::optimizer, sync);
+        foreach_op(e, p, params, "first moment", 2, 2, 1, 3, Walk::none);
+        foreach_op(e, p, params, "second moment scale", 1, 1, 1, 1, Walk::none);
+        foreach_op(e, p, params, "second moment add", 3, 2, 1, 2, Walk::none);
+        foreach_op(e, p, params, "sqrt", 2, 1, 1, 1, Walk::adam_late);
+        foreach_op(e, p, params, "bias correction", 1, 1, 1, 1, Walk::none);
+        foreach_op(e, p, params, "epsilon", 1, 1, 1, 1, Walk::none);
+        foreach_op(e, p, params, "parameter update", 3, 3, 1, 3, Walk::none);
     }
     if (scaler) e.optimizer(stream_kernel(KernelClass::elementwise, HostOp::optimizer, "scaler update", 8, 8, 2));
 }
