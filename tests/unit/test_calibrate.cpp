@@ -1629,3 +1629,24 @@ TEST_CASE("AdamW's split from op_bench's adam_split_host records: the share afte
     CHECK_THROWS_WITH_AS((void)io::profile_from_json(profile, d, "share.json"),
                          doctest::Contains("adam_late_share must be a number in [0, 1]"), Error);
 }
+
+TEST_CASE("AdamW's split: the recorded runs (validation/results/2026-12-07-h100-adam-split) give HostCosts' default share") {
+    const std::string dir = std::string(ROOFPLAN_SOURCE_DIR) + "/validation/results/2026-12-07-h100-adam-split/";
+    std::vector<HostSample> pooled;
+    std::vector<double> shares;
+    for (const char* run : {"1", "2"}) {
+        const std::string file = dir + "ops_adam_split_host_run" + run + ".json";
+        const Measurements m = io::operator_report(io::parse(io::read_text(file), file), file);
+        CHECK(m.host.size() == 6);
+        HostCosts h;
+        CHECK(calibration::fit_adam_split_host(m.host, h) == 3);
+        shares.push_back(h.adam_late_share);
+        pooled.insert(pooled.end(), m.host.begin(), m.host.end());
+    }
+    CHECK(shares[0] == doctest::Approx(0.519).epsilon(0.005));
+    CHECK(shares[1] == doctest::Approx(0.503).epsilon(0.005));
+    HostCosts h;
+    h.adam_late_share = 0;
+    CHECK(calibration::fit_adam_split_host(pooled, h) == 6);
+    CHECK(h.adam_late_share == doctest::Approx(HostCosts{}.adam_late_share).epsilon(0.005));
+}

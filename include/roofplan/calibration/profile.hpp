@@ -159,9 +159,13 @@ struct HostCosts {
     /// forwards (2-8 threads), so the prior is optimistic; not fitted (the meta device's dispatch is not CUDA's).
     double dp_lock_share = 1.0;
     /// The share of AdamW's per-tensor Python (adam_per_tensor_s) that PyTorch runs after the moment updates are
-    /// issued (the bias corrections, before `_foreach_sqrt`); the rest precedes its first kernel.  Prior 0 (all
-    /// of it first); op_bench.py `adam_split_host` measures it (calibration/operators.hpp, fit_adam_split_host).
-    double adam_late_share = 0.0;
+    /// issued (the bias corrections with a .item() a step count, `_foreach_sqrt`'s new tensors, the later calls'
+    /// own per-tensor work, the temporaries freed at the end); the rest precedes its first kernel (grouping, the
+    /// step counts).  op_bench.py `adam_split_host` on an H100 lease's host (the same Xeon model as the H200's,
+    /// PyTorch 2.11; validation/results/2026-12-07-h100-adam-split): 0.504 from two runs pooled (0.519 and 0.503;
+    /// a third, whose report did not come back, 0.52 from its log, on a host 1.6x slower than in the second): a
+    /// ratio of two Python costs, it does not follow the host's speed.  `roofplan calibrate`'s fit_adam_split_host (calibration/operators.hpp).
+    double adam_late_share = 0.504;
 
     /// replicate's Python for `replicas` replicas of a model of `modules` modules and `tensors` tensors.
     [[nodiscard]] double dp_replicate_s(double modules, double tensors, int replicas) const {
