@@ -52,7 +52,9 @@ for target in ${TARGETS:-model-json onnx files cli-parse cli}; do
             (cd "$work" && exec "$bundle/roofplan-fuzz-$binary" "${flags[@]}" new "shard-$i" > "fuzz-$i.log" 2>&1) &
         done
         wait
-        find "$work"/shard-* "$work/new" -maxdepth 1 -type f -exec mv -t "$work/corpus/" {} +  # no argument-list limit
+        # One mv per folder (no argument-list limit): an input found by two workers has one name (its SHA-1) in
+        # two folders, which a single mv refuses to move twice ("will not overwrite just-created"); -f keeps one.
+        for d in "$work"/shard-* "$work/new"; do find "$d" -maxdepth 1 -type f -exec mv -f -t "$work/corpus/" {} +; done
     else
         (cd "$work" && "$bundle/roofplan-fuzz-$binary" -jobs="$jobs" -workers="$jobs" "${flags[@]}" corpus >/dev/null 2>&1)
     fi
