@@ -164,7 +164,8 @@ struct HostCosts {
     /// step counts).  op_bench.py `adam_split_host` on an H100 lease's host (the same Xeon model as the H200's,
     /// PyTorch 2.11; validation/results/2026-12-07-h100-adam-split): 0.504 from two runs pooled (0.519 and 0.503;
     /// a third, whose report did not come back, 0.52 from its log, on a host 1.6x slower than in the second): a
-    /// ratio of two Python costs, it does not follow the host's speed.  `roofplan calibrate`'s fit_adam_split_host (calibration/operators.hpp).
+    /// ratio of two Python costs, it does not follow the host's speed.  `roofplan calibrate` fits it
+    /// (calibration/operators.hpp, fit_adam_split_host).
     double adam_late_share = 0.504;
 
     /// replicate's Python for `replicas` replicas of a model of `modules` modules and `tensors` tensors.
