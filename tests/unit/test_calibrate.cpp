@@ -1573,7 +1573,7 @@ TEST_CASE("nn.DataParallel's host costs: the fit returns known costs from op_ben
     CHECK_THROWS_WITH_AS((void)io::profile_from_json(profile, d, "share.json"), doctest::Contains("dp_lock_share must be a number in [0, 8]"), Error);
 }
 
-TEST_CASE("AdamW's split from op_bench's adam_split_host records: the share after the moments, written and read back; bad records are errors") {
+TEST_CASE("AdamW's split from op_bench's adam_split_host records: a share before each operation, written and read back; bad records are errors") {
     const Device& d = find_device("h200");
     // Known Python: before the first call 40 us + 4 us a tensor; the bias corrections (the gap before
     // _foreach_sqrt) 5 us + 6 us a tensor; each call 10 us + 0.25 us a tensor; 2 us between calls, 1 us after.
@@ -1597,22 +1597,28 @@ TEST_CASE("AdamW's split from op_bench's adam_split_host records: the share afte
     const io::json report{{"tool", "roofplan-ops"}, {"schema", 1}, {"provenance", {{"date_utc", "synthetic"}}},
                           {"cases", io::json::array()}, {"adam_split_host", cases}};
     const Measurements s = io::operator_report(report, "split.json");
-    CHECK(s.host.size() == 6);
-    // Per tensor: the step 4 + 9 x 0.25 + 6 = 12.25 us; after the moments 6 + 4 x 0.25 = 7 us.
+    CHECK(s.host.size() == 3 * 9);
+    // Per tensor: the first operation 4 + 0.25 (the CPU step counts' call) + 0.25; the square root 6 + 0.25; the
+    // six others 0.25 each: 12.25 us in all.
     const calibration::Calibration c = calibration::fit(s, d);
-    CHECK(c.profile.host.adam_late_share == doctest::Approx(7.0 / 12.25).epsilon(1e-6));
+    const std::array<double, 8> expected{4.5, 0.25, 0.25, 0.25, 6.25, 0.25, 0.25, 0.25};
+    for (std::size_t k = 0; k < 8; ++k) CHECK(c.profile.host.adam_op_shares[k] == doctest::Approx(expected[k] / 12.25).epsilon(1e-6));
     const bool reported = std::any_of(c.quality.begin(), c.quality.end(), [](const calibration::FitQuality& q) {
-        return q.what.starts_with("AdamW Python after the moment updates") && q.samples == 3;
+        return q.what.starts_with("AdamW per-tensor Python: share before its first op") && q.samples == 3;
     });
     CHECK(reported);
     const io::json written = io::to_json(c.profile);
-    CHECK(written.at("host").at("adam_late_share").get<double>() == doctest::Approx(7.0 / 12.25));
+    CHECK(written.at("host").at("adam_op_shares").size() == 8);
+    CHECK(written.at("host").at("adam_op_shares")[4].get<double>() == doctest::Approx(6.25 / 12.25));
     CHECK(io::profile_from_json(written, d, "round.json").host == c.profile.host);
 
     io::json bad = report;
     bad["adam_split_host"][0]["foreach_calls"][5] = "_foreach_exp(cuda)";
     CHECK_THROWS_WITH_AS(io::operator_report(bad, "nosqrt.json"),
-                         doctest::Contains("nosqrt.json: .adam_split_host[0].foreach_calls: no _foreach_sqrt"), Error);
+                         doctest::Contains("nosqrt.json: .adam_split_host[0].foreach_calls: expected AdamW's 8 foreach operations on the GPU, the fifth _foreach_sqrt (found 8"), Error);
+    bad = report;
+    bad["adam_split_host"][0]["foreach_calls"][2] = "_foreach_lerp_(cpu)";
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "seven.json"), doctest::Contains("(found 7 on the GPU)"), Error);
     bad = report;
     bad["adam_split_host"][1]["gap_us"].erase(0);
     CHECK_THROWS_WITH_AS(io::operator_report(bad, "short.json"),
@@ -1623,30 +1629,42 @@ TEST_CASE("AdamW's split from op_bench's adam_split_host records: the share afte
                          doctest::Contains("neg.json: .adam_split_host[2].call_us[7]: expected a non-negative finite number"), Error);
     bad = report;
     bad["adam_split_host"][0]["host_us_step_instrumented"] = 10.0;
-    CHECK_THROWS_WITH_AS(io::operator_report(bad, "small.json"), doctest::Contains("must be positive and at least its part after the moments"), Error);
+    CHECK_THROWS_WITH_AS(io::operator_report(bad, "small.json"), doctest::Contains("must be positive and at least the sum of its gaps and calls"), Error);
     io::json profile = written;
-    profile["host"]["adam_late_share"] = 1.5;
+    profile["host"]["adam_op_shares"][0] = 1.5;
     CHECK_THROWS_WITH_AS((void)io::profile_from_json(profile, d, "share.json"),
-                         doctest::Contains("adam_late_share must be a number in [0, 1]"), Error);
+                         doctest::Contains("adam_op_shares: each must be a number in [0, 1]"), Error);
+    profile = written;
+    profile["host"]["adam_op_shares"][0] = 0.9;
+    CHECK_THROWS_WITH_AS((void)io::profile_from_json(profile, d, "sum.json"), doctest::Contains("adam_op_shares must sum to 1"), Error);
+    profile = written;
+    profile["host"]["adam_op_shares"] = {0.5, 0.5};
+    CHECK_THROWS_WITH_AS((void)io::profile_from_json(profile, d, "two.json"), doctest::Contains("expected an array of 8 shares"), Error);
+    profile = written;
+    profile["host"]["adam_late_share"] = 0.5;  // this session's first form of the split: now an unknown field
+    CHECK_THROWS_AS((void)io::profile_from_json(profile, d, "old.json"), Error);
 }
 
-TEST_CASE("AdamW's split: the recorded runs (validation/results/2026-12-07-h100-adam-split) give HostCosts' default share") {
+TEST_CASE("AdamW's split: the recorded runs (validation/results/2026-12-07-h100-adam-split) give HostCosts' default shares") {
     const std::string dir = std::string(ROOFPLAN_SOURCE_DIR) + "/validation/results/2026-12-07-h100-adam-split/";
     std::vector<HostSample> pooled;
-    std::vector<double> shares;
+    std::vector<std::array<double, 8>> runs;
     for (const char* run : {"1", "2"}) {
         const std::string file = dir + "ops_adam_split_host_run" + run + ".json";
         const Measurements m = io::operator_report(io::parse(io::read_text(file), file), file);
-        CHECK(m.host.size() == 6);
+        CHECK(m.host.size() == 3 * 9);
         HostCosts h;
         CHECK(calibration::fit_adam_split_host(m.host, h) == 3);
-        shares.push_back(h.adam_late_share);
+        runs.push_back(h.adam_op_shares);
         pooled.insert(pooled.end(), m.host.begin(), m.host.end());
     }
-    CHECK(shares[0] == doctest::Approx(0.519).epsilon(0.005));
-    CHECK(shares[1] == doctest::Approx(0.503).epsilon(0.005));
     HostCosts h;
-    h.adam_late_share = 0;
+    h.adam_op_shares = {1, 0, 0, 0, 0, 0, 0, 0};
     CHECK(calibration::fit_adam_split_host(pooled, h) == 6);
-    CHECK(h.adam_late_share == doctest::Approx(HostCosts{}.adam_late_share).epsilon(0.005));
+    for (std::size_t k = 0; k < 8; ++k) {
+        CHECK(h.adam_op_shares[k] == doctest::Approx(HostCosts{}.adam_op_shares[k]).epsilon(0.005));  // the default
+        CHECK(std::abs(runs[0][k] - runs[1][k]) < 0.03);  // the two runs agree
+    }
+    // After the moment updates (the square root on): about half, as the first form of this split had it.
+    CHECK(h.adam_op_shares[4] + h.adam_op_shares[5] + h.adam_op_shares[6] + h.adam_op_shares[7] == doctest::Approx(0.51).epsilon(0.03));
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <string>
 
 using namespace roofplan;
@@ -541,63 +542,68 @@ TEST_CASE("GradScaler's host costs: fitted from the scaler pairs, charged before
         CHECK(synced->adam_bookkeeping == (opt == Optimizer::adam));
         CHECK(!synced->scaler_bookkeeping);
         // Without the scaler (amp-bf16) the optimizer's walks are the only loops over the parameters: SGD's one,
-        // AdamW's two (before its first kernel, and its bias corrections before the square root).
+        // AdamW's share before each of its eight operations.
         const std::vector<Kernel> bf = lower(m, 2, {Precision::amp_bf16, Mode::train, opt, false}, Runtime::eager).kernels;
         CHECK(std::count_if(bf.begin(), bf.end(), [](const Kernel& k) { return k.host_tensors > 0; }) ==
-              (opt == Optimizer::adam ? 2 : 1));
+              (opt == Optimizer::adam ? 8 : 1));
         CHECK(std::none_of(bf.begin(), bf.end(), [](const Kernel& k) { return k.scaler_bookkeeping || k.sync_before; }));
     }
 }
 
-TEST_CASE("AdamW's Python in two walks: adam_late_share of its per-tensor cost before the square root, the rest first") {
+TEST_CASE("AdamW's per-tensor Python: adam_op_shares of it before each of its eight operations") {
     const Model m = models::build("bert-swag");
     const std::vector<Kernel> ks = lower(m, 2, {Precision::amp_bf16, Mode::train, Optimizer::adam, false}, Runtime::eager).kernels;
     std::vector<const Kernel*> walks;
     for (const Kernel& k : ks)
         if (k.host_tensors > 0) walks.push_back(&k);
-    REQUIRE(walks.size() == 2);
-    CHECK(walks[0]->what == "weight decay");
-    CHECK((walks[0]->adam_bookkeeping && !walks[0]->adam_late));
-    CHECK(walks[1]->what == "sqrt");
-    CHECK((walks[1]->adam_bookkeeping && walks[1]->adam_late));
-    CHECK(walks[0]->host_tensors == walks[1]->host_tensors);
-    // Kernels between the two walks: the moment updates (first moment, second moment scale and add).
-    const auto at = [&](const Kernel* k) { return k - ks.data(); };
-    CHECK(at(walks[1]) - at(walks[0]) >= 4);
+    REQUIRE(walks.size() == 8);
+    const std::array<std::string_view, 8> order{"weight decay", "first moment", "second moment scale", "second moment add",
+                                                "sqrt", "bias correction", "epsilon", "parameter update"};
+    for (std::size_t i = 0; i < walks.size(); ++i) {
+        CHECK(walks[i]->what == order[i]);
+        CHECK(walks[i]->adam_bookkeeping);
+        CHECK(walks[i]->adam_op == i + 1);
+        CHECK(walks[i]->host_tensors == walks[0]->host_tensors);
+    }
     HostCosts h;
     const double tensors = walks[0]->host_tensors;
-    for (const double share : {0.0, 0.3, 0.7, 1.0}) {
-        h.adam_late_share = share;
-        CHECK(host_cost(*walks[0], h) == doctest::Approx(h.optimizer_s + h.launch_s + (1 - share) * tensors * h.adam_per_tensor_s));
-        CHECK(host_cost(*walks[1], h) == doctest::Approx(h.optimizer_s + h.launch_s + share * tensors * h.adam_per_tensor_s));
-    }
-    // The step's host time is the same whatever the split (only where the walk falls moves).
+    for (std::size_t i = 0; i < walks.size(); ++i)
+        CHECK(host_cost(*walks[i], h) ==
+              doctest::Approx(h.optimizer_s + h.launch_s + h.adam_op_shares[i] * tensors * h.adam_per_tensor_s));
+    // The step's host time is the same however the shares fall (only where the Python runs moves); all of it
+    // before the first operation (the model before the split) delays the moment kernels.
     const Device& d = find_device("h200");
     PredictRequest q;
     q.batch = 8;
     q.precision = Precision::amp_bf16;
     q.optimizer = Optimizer::adam;
     q.runtime = Runtime::eager;
-    EfficiencyProfile early = default_profile(d), late = early;
-    early.host.adam_late_share = 0;
-    late.host.adam_late_share = 0.7;
-    const Prediction a = Predictor(m)(d, early, q), b = Predictor(m)(d, late, q);
+    EfficiencyProfile first = default_profile(d), measured = first;
+    first.host.adam_op_shares = {1, 0, 0, 0, 0, 0, 0, 0};
+    const Prediction a = Predictor(m)(d, first, q), b = Predictor(m)(d, measured, q);
     CHECK(a.host_s == doctest::Approx(b.host_s).epsilon(1e-9));
-    CHECK(b.step_time.value() <= a.step_time.value() * (1 + 1e-9));  // the moment kernels can start sooner
+    CHECK(b.step_time.value() <= a.step_time.value() * (1 + 1e-9));
+    CHECK(std::accumulate(h.adam_op_shares.begin(), h.adam_op_shares.end(), 0.0) == doctest::Approx(1.0).epsilon(1e-6));
 
-    // The fit: slopes of the time after the moments over the whole step's, through the tensor counts.
+    // The fit: each operation's per-tensor slope over their sum, through the tensor counts.
+    const std::array<double, 8> per_tensor{4e-6, 0.3e-6, 0.2e-6, 0.4e-6, 3e-6, 0.4e-6, 0.2e-6, 1.5e-6};
+    const double sum = std::accumulate(per_tensor.begin(), per_tensor.end(), 0.0);
     std::vector<HostSample> s;
     for (int n : {16, 64, 256}) {
         const std::string name = "adamw split: " + std::to_string(n) + " tensors";
-        s.push_back({name + " (step)", 300e-6 + n * 10e-6, 0});
-        s.push_back({name + " (after the moments)", 60e-6 + n * 6.5e-6, 0});
+        double step = 0;
+        for (std::size_t k = 0; k < 8; ++k) {
+            s.push_back({name + " (op " + std::to_string(k + 1) + ")", 20e-6 + n * per_tensor[k], 0});
+            step += s.back().seconds;
+        }
+        s.push_back({name + " (step)", step, 0});
     }
     HostCosts fitted;
     CHECK(calibration::fit_adam_split_host(s, fitted) == 3);
-    CHECK(fitted.adam_late_share == doctest::Approx(0.65));
-    HostCosts one;  // one tensor count: no slope, the prior stays
-    CHECK(calibration::fit_adam_split_host({s[0], s[1]}, one) == 0);
-    CHECK(one.adam_late_share == HostCosts{}.adam_late_share);
+    for (std::size_t k = 0; k < 8; ++k) CHECK(fitted.adam_op_shares[k] == doctest::Approx(per_tensor[k] / sum));
+    HostCosts one;  // one tensor count: no slopes, the prior stays
+    CHECK(calibration::fit_adam_split_host(std::vector<HostSample>(s.begin(), s.begin() + 9), one) == 0);
+    CHECK(one.adam_op_shares == HostCosts{}.adam_op_shares);
 }
 
 TEST_CASE("host fits: autocast's cast and wrapper from the two pairs, torch.compile's costs from two chain lengths") {

@@ -185,9 +185,9 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
         // "nn.DataParallel replicate/thread ...": costs in seconds only (the fixed column); "... lock share": a share.
         const bool costs_only = q.what.rfind("nn.DataParallel replicate", 0) == 0 || q.what.rfind("nn.DataParallel thread", 0) == 0;
         if (q.what.rfind("nn.DataParallel lock share", 0) == 0) before = defaults.host.dp_lock_share;
-        // "AdamW Python after the moment updates": a share of two slopes, no fixed cost and no residual of its own.
-        const bool share = q.what.rfind("AdamW Python after", 0) == 0;
-        if (share) before = defaults.host.adam_late_share;
+        // "AdamW per-tensor Python": shares of slopes (the first op's in the value column), no fixed cost or residual.
+        const bool share = q.what.rfind("AdamW per-tensor Python", 0) == 0;
+        if (share) before = defaults.host.adam_op_shares[0];
         r.table.add({q.what, {std::to_string(q.samples), q.samples},
                      costs_only ? Cell::missing() : Cell(fixed(q.value, 3), q.value),
                      shapes || costs_only ? Cell::missing() : Cell(fixed(before, 3), before),

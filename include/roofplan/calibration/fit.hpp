@@ -369,8 +369,11 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     fit_gemm_shapes(samples, device, out);
     fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges
     if (const int n = fit_adam_split_host(samples.host, out.profile.host)) {
-        out.quality.push_back({"AdamW Python after the moment updates (share of its per-tensor cost)", n,
-                               out.profile.host.adam_late_share, 0, 0, 0});
+        const auto& sh = out.profile.host.adam_op_shares;
+        char shares[128];
+        std::snprintf(shares, sizeof shares, " (then %.3f %.3f %.3f; sqrt %.3f; %.3f %.3f %.3f)", sh[1], sh[2], sh[3], sh[4],
+                      sh[5], sh[6], sh[7]);
+        out.quality.push_back({std::string("AdamW per-tensor Python: share before its first op") + shares, n, sh[0], 0, 0, 0});
         if (out.profile.host.source.view().starts_with("default"))
             out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
     }

@@ -482,31 +482,36 @@ inline int fit_scaler_host(const std::vector<HostSample>& samples, HostCosts& ho
     return 2;
 }
 
-/// AdamW's split of its per-tensor Python (HostCosts::adam_late_share) from op_bench.py's `adam_split_host`
-/// samples (io::adam_split_samples): the per-tensor slope of the host time after the moment updates over the
-/// slope of the whole step, each a line through the tensor counts (at least two counts).  Returns the number of
-/// cases fitted (0: none, the prior stays).
+/// Where AdamW's per-tensor Python falls (HostCosts::adam_op_shares) from op_bench.py's `adam_split_host` samples
+/// (io::adam_split_samples): each operation's per-tensor slope (a line through the tensor counts, at least two)
+/// over their sum; a negative slope counts 0.  Returns the number of tensor counts fitted (0: none, the prior stays).
 inline int fit_adam_split_host(const std::vector<HostSample>& samples, HostCosts& host) {
-    std::vector<std::array<double, 3>> step, late;  // {1, tensors, seconds}
+    constexpr std::size_t ops = std::tuple_size_v<decltype(HostCosts::adam_op_shares)>;
+    std::array<std::vector<std::array<double, 3>>, ops> rows;  // per operation: {1, tensors, seconds}
+    int counts = 0;
     const std::string_view prefix = "adamw split: ";
     for (const HostSample& s : samples) {
         if (!s.name.starts_with(prefix)) continue;
         const double tensors = std::strtod(s.name.c_str() + prefix.size(), nullptr);
         if (!(tensors >= 1)) continue;
-        if (s.name.ends_with(" (step)")) step.push_back({1, tensors, s.seconds});
-        else if (s.name.ends_with(" (after the moments)")) late.push_back({1, tensors, s.seconds});
+        if (s.name.ends_with(" (step)")) ++counts;
+        const std::size_t at = s.name.rfind(" (op ");
+        if (at == std::string::npos || !s.name.ends_with(")")) continue;
+        const long k = std::strtol(s.name.c_str() + at + 5, nullptr, 10);
+        if (k >= 1 && k <= static_cast<long>(ops)) rows[static_cast<std::size_t>(k - 1)].push_back({1, tensors, s.seconds});
     }
-    const auto spread = [](const std::vector<std::array<double, 3>>& rows) {
-        bool out = false;
-        for (const auto& r : rows) out = out || r[1] != rows.front()[1];
-        return rows.size() >= 2 && out;
-    };
-    if (!spread(step) || !spread(late)) return 0;
-    const double step_slope = detail::fit_fixed_and_slope(step).second;
-    const double late_slope = detail::fit_fixed_and_slope(late).second;
-    if (!(step_slope > 0)) return 0;
-    host.adam_late_share = std::clamp(late_slope / step_slope, 0.0, 1.0);
-    return static_cast<int>(step.size());
+    std::array<double, ops> slopes{};
+    double total = 0;
+    for (std::size_t k = 0; k < ops; ++k) {
+        bool spread = false;
+        for (const auto& r : rows[k]) spread = spread || r[1] != rows[k].front()[1];
+        if (rows[k].size() < 2 || !spread) return 0;
+        slopes[k] = std::max(0.0, detail::fit_fixed_and_slope(rows[k]).second);
+        total += slopes[k];
+    }
+    if (!(total > 0)) return 0;
+    for (std::size_t k = 0; k < ops; ++k) host.adam_op_shares[k] = slopes[k] / total;
+    return counts;
 }
 
 /// The host cases of op_bench.py's `host_speed` group that stand for each speed class (which cost belongs to which

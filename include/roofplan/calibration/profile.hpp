@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <iterator>
 #include <utility>
@@ -158,15 +159,16 @@ struct HostCosts {
     /// release the lock only around their C++).  The H200 host's meta-device threads took 1.2-2.0x the serialised
     /// forwards (2-8 threads), so the prior is optimistic; not fitted (the meta device's dispatch is not CUDA's).
     double dp_lock_share = 1.0;
-    /// The share of AdamW's per-tensor Python (adam_per_tensor_s) that PyTorch runs after the moment updates are
-    /// issued (the bias corrections with a .item() a step count, `_foreach_sqrt`'s new tensors, the later calls'
-    /// own per-tensor work, the temporaries freed at the end); the rest precedes its first kernel (grouping, the
-    /// step counts).  op_bench.py `adam_split_host` on an H100 lease's host (the same Xeon model as the H200's,
-    /// PyTorch 2.11; validation/results/2026-12-07-h100-adam-split): 0.504 from two runs pooled (0.519 and 0.503;
-    /// a third, whose report did not come back, 0.52 from its log, on a host 1.6x slower than in the second): a
-    /// ratio of two Python costs, it does not follow the host's speed.  `roofplan calibrate` fits it
-    /// (calibration/operators.hpp, fit_adam_split_host).
-    double adam_late_share = 0.504;
+    /// Where AdamW's per-tensor Python (adam_per_tensor_s) falls: the share paid before each of its eight foreach
+    /// operations (weight decay, first moment, second moment scale, second moment add, square root, bias
+    /// correction, epsilon, update; they sum to 1).  The first carries the grouping and the CPU step counts, the
+    /// square root the bias corrections (a .item() a step count) and `_foreach_sqrt`'s new tensors, each one its
+    /// own call's walk over its tensor lists, the update also the temporaries freed after it.  op_bench.py
+    /// `adam_split_host` on an H100 lease's host (the same Xeon model as the H200's, PyTorch 2.11;
+    /// validation/results/2026-12-07-h100-adam-split), two runs pooled by `roofplan calibrate`
+    /// (calibration/operators.hpp, fit_adam_split_host); the runs alone agree within 0.03.  A ratio of Python
+    /// costs: it does not follow the host's speed.
+    std::array<double, 8> adam_op_shares{0.388, 0.034, 0.021, 0.048, 0.303, 0.047, 0.020, 0.139};
 
     /// replicate's Python for `replicas` replicas of a model of `modules` modules and `tensors` tensors.
     [[nodiscard]] double dp_replicate_s(double modules, double tensors, int replicas) const {
@@ -390,9 +392,16 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
     if (!(p.host.dp_lock_share >= 0 && p.host.dp_lock_share <= 8))
         detail::fail(where, ": host.dp_lock_share must be a number in [0, 8] (N replicas' forwards take max(1, N x share) "
                      "times one forward's host time)");
-    if (!(p.host.adam_late_share >= 0 && p.host.adam_late_share <= 1))
-        detail::fail(where, ": host.adam_late_share must be a number in [0, 1] (the share of AdamW's per-tensor Python "
-                     "after its moment updates)");
+    double shares = 0;
+    for (double x : p.host.adam_op_shares) {
+        if (!(x >= 0 && x <= 1))
+            detail::fail(where, ": host.adam_op_shares: each must be a number in [0, 1] (the share of AdamW's per-tensor "
+                         "Python before each of its 8 foreach operations)");
+        shares += x;
+    }
+    if (!(std::abs(shares - 1) <= 1e-3))
+        detail::fail(where, ": host.adam_op_shares must sum to 1 (the shares of AdamW's per-tensor Python before each "
+                     "of its 8 foreach operations)");
 }
 
 /// The default profile of a device's architecture generation.

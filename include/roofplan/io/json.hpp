@@ -522,7 +522,7 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
     for (const HostCostField& f : host_cost_fields) accepted.push_back(f.name);
     accepted.push_back("speed_sensitivity");
     accepted.push_back("dp_lock_share");
-    accepted.push_back("adam_late_share");
+    accepted.push_back("adam_op_shares");
     accepted.push_back("source");
     reject_unknown_fields(h, root + ".host", accepted);
     for (const HostCostField& f : host_cost_fields)
@@ -538,7 +538,17 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
                 c.speed_sensitivity[static_cast<std::size_t>(cls)] = detail::number(k, to_string(cls), where);
     }
     if (h.contains("dp_lock_share")) c.dp_lock_share = detail::number(h, "dp_lock_share", root + ".host");
-    if (h.contains("adam_late_share")) c.adam_late_share = detail::number(h, "adam_late_share", root + ".host");
+    if (h.contains("adam_op_shares")) {
+        const json& a = h.at("adam_op_shares");
+        const std::string where = root + ".host.adam_op_shares";
+        if (!a.is_array() || a.size() != c.adam_op_shares.size())
+            roofplan::detail::fail(where, ": expected an array of 8 shares (AdamW's per-tensor Python before weight decay, "
+                                   "first moment, second moment scale, second moment add, square root, bias correction, "
+                                   "epsilon, update)");
+        for (std::size_t i = 0; i < c.adam_op_shares.size(); ++i)
+            if (!a[i].is_number()) roofplan::detail::fail(where, "[", static_cast<std::int64_t>(i), "]: expected a number, got ", shorten(a[i]));
+            else c.adam_op_shares[i] = a[i].get<double>();
+    }
     if (h.contains("source") && h.at("source").is_string())
         c.source = FixedString<63>(std::string_view(h.at("source").get_ref<const std::string&>()).substr(0, 63));
 }
@@ -671,7 +681,7 @@ inline json to_json(const EfficiencyProfile& p) {
             speed[std::string(to_string(cls))] = h.speed_sensitivity[static_cast<std::size_t>(cls)];
         host["speed_sensitivity"] = std::move(speed);
         host["dp_lock_share"] = h.dp_lock_share;
-        host["adam_late_share"] = h.adam_late_share;
+        host["adam_op_shares"] = h.adam_op_shares;
         host["source"] = h.source.view();
         out["host"] = std::move(host);
     }

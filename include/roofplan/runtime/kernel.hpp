@@ -139,9 +139,9 @@ struct Kernel {
     bool sync_before = false;    ///< the host waits for the GPU before issuing it (a .item(), a scaler check)
     double host_tensors = 0;     ///< tensors the host walks in Python before the launch (optimizer bookkeeping)
     bool adam_bookkeeping = false; ///< that walk is AdamW's (per-parameter state and step counts), not SGD's
-    /// That walk is AdamW's second one: the bias corrections, computed in Python after the moment updates are
-    /// issued (HostCosts::adam_late_share of its per-tensor cost; the first walk pays the rest).
-    bool adam_late = false;
+    /// AdamW's foreach operation (1-8, the order of HostCosts::adam_op_shares) whose share of the per-tensor
+    /// Python precedes this launch; 0: not one of them.
+    std::uint8_t adam_op = 0;
     bool scaler_bookkeeping = false; ///< that walk is GradScaler's unscale_ (and the op carries its per-step cost)
     bool step_level = false;     ///< the loss or the optimizer, not a layer's
     /// Host work without a kernel before this launch: Python view ops (view, transpose, reshape), container module

@@ -68,15 +68,16 @@ inline void parameter_tensors(const AnyLayer& layer, ParameterTensors& p) {
 /// Which Python walk over the parameters precedes a foreach operation (charged to its first launch).
 enum class Walk : std::uint8_t {
     none,
-    optimizer,  ///< the optimizer's first (SGD: its only) walk: grouping, step counts, state
-    adam_late,  ///< AdamW's bias corrections, computed after the moment updates are issued
+    optimizer,  ///< SGD's walk (grouping, state) before its first operation
+    adam,       ///< AdamW's per-tensor Python before one of its operations (its share: HostCosts::adam_op_shares)
     scaler,     ///< GradScaler's unscale_
 };
 
 /// One foreach operation over every parameter: reads `reads` and writes `writes` FP32 values per parameter,
-/// over `lists` tensor lists, after the Python walk `walk`.
+/// over `lists` tensor lists, after the Python walk `walk` (AdamW's: the share of operation `adam_op`, 1-8).
 inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std::string_view what, int lists,
-                       double reads, double writes, double flops, Walk walk, bool sync_before = false) {
+                       double reads, double writes, double flops, Walk walk, bool sync_before = false,
+                       std::uint8_t adam_op = 0) {
     const double launches = foreach_launches(p.chunks, lists);
     for (double i = 0; i < launches; ++i) {
         Kernel k = stream_kernel(KernelClass::optimizer, i == 0 ? HostOp::optimizer : HostOp::none, what,
@@ -84,8 +85,8 @@ inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std
         k.sync_before = sync_before && i == 0;
         if (walk != Walk::none && i == 0) {  // the Python loop over the parameters before the op
             k.host_tensors = p.tensors;
-            k.adam_bookkeeping = walk != Walk::scaler && e.step().optimizer == Optimizer::adam;
-            k.adam_late = walk == Walk::adam_late;
+            k.adam_bookkeeping = walk == Walk::adam;
+            k.adam_op = walk == Walk::adam ? adam_op : 0;
             k.scaler_bookkeeping = walk == Walk::scaler;
         }
         e.optimizer(k);
@@ -97,10 +98,11 @@ inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std
 /// `unscale_` checks and unscales the gradients (a foreach kernel), `_maybe_opt_step` reads found_inf on the
 /// host (`.item()`: the host waits for the backward to finish) before the optimizer runs, and `update` adjusts
 /// the scale (one kernel).  The scaler's own Python (per tensor and per step) is charged before its unscale; the
-/// optimizer's own loop over the parameters still runs, after the synchronisation.  AdamW walks the parameters
-/// twice in Python (torch/optim/adam.py, _multi_tensor_adam): before its first kernel (grouping, step counts) and
-/// between the moment updates and the square root (the bias corrections); HostCosts::adam_late_share splits its
-/// per-tensor cost between the two (op_bench.py `adam_split_host`).
+/// optimizer's own loop over the parameters still runs, after the synchronisation.  AdamW's per-tensor Python
+/// (torch/optim/adam.py, _multi_tensor_adam) falls before several of its operations: the grouping and the CPU
+/// step counts before the first, the bias corrections and `_foreach_sqrt`'s new tensors before the square root,
+/// and each foreach call's own walk over its lists before its launch; HostCosts::adam_op_shares gives each
+/// operation its share (op_bench.py `adam_split_host`).
 inline void optimizer(Emitter& e) {
     ParameterTensors p;
     double params = 0;
@@ -117,14 +119,15 @@ inline void optimizer(Emitter& e) {
         foreach_op(e, p, params, "momentum add", 2, 2, 1, 1, Walk::none);
         foreach_op(e, p, params, "parameter update", 2, 2, 1, 2, Walk::none);
     } else {
-        foreach_op(e, p, params, "weight decay", 1, 1, 1, 1, Walk::optimizer, sync);
-        foreach_op(e, p, params, "first moment", 2, 2, 1, 3, Walk::none);
-        foreach_op(e, p, params, "second moment scale", 1, 1, 1, 1, Walk::none);
-        foreach_op(e, p, params, "second moment add", 3, 2, 1, 2, Walk::none);
-        foreach_op(e, p, params, "sqrt", 2, 1, 1, 1, Walk::adam_late);
-        foreach_op(e, p, params, "bias correction", 1, 1, 1, 1, Walk::none);
-        foreach_op(e, p, params, "epsilon", 1, 1, 1, 1, Walk::none);
-        foreach_op(e, p, params, "parameter update", 3, 3, 1, 3, Walk::none);
+        // In the order of HostCosts::adam_op_shares.
+        foreach_op(e, p, params, "weight decay", 1, 1, 1, 1, Walk::adam, sync, 1);
+        foreach_op(e, p, params, "first moment", 2, 2, 1, 3, Walk::adam, false, 2);
+        foreach_op(e, p, params, "second moment scale", 1, 1, 1, 1, Walk::adam, false, 3);
+        foreach_op(e, p, params, "second moment add", 3, 2, 1, 2, Walk::adam, false, 4);
+        foreach_op(e, p, params, "sqrt", 2, 1, 1, 1, Walk::adam, false, 5);
+        foreach_op(e, p, params, "bias correction", 1, 1, 1, 1, Walk::adam, false, 6);
+        foreach_op(e, p, params, "epsilon", 1, 1, 1, 1, Walk::adam, false, 7);
+        foreach_op(e, p, params, "parameter update", 3, 3, 1, 3, Walk::adam, false, 8);
     }
     if (scaler) e.optimizer(stream_kernel(KernelClass::elementwise, HostOp::optimizer, "scaler update", 8, 8, 2));
 }
