@@ -3,8 +3,8 @@
 the model's idle share for host-bound BERT training).  Validation only: nothing here calibrates.
 
 For each case (validation/e2e/e2e_suite.py's builders and step closures, warmed up), a few steps under
-torch.profiler with CPU and CUDA activity; per profiled step, on one clock (microseconds from the step's start, the
-host's `ProfilerStep` marker):
+torch.profiler with CPU and CUDA activity; per profiled step, on one clock (microseconds from the step's start: a
+`roofplan_step_<i>` record_function around the step closure):
   - the host: the start of `Optimizer.step` (torch's record_function around every optimizer step), its end, the
     end of the step closure (the step's marker), and each kernel launch's host time (the runtime's launch calls,
     matched to their kernels by correlation id in the profiler's exported trace);

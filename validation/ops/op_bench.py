@@ -1633,7 +1633,7 @@ def adam_split_host_cases(R):
     each call's own time.  Tiny tensors (256 FP32 values) at 16, 64 and 256 tensors, so the GPU never holds the
     host back; the median of each segment over the steps of a round, and the median over rounds.  An unwrapped
     step is timed in the same rounds (interleaved) for the instrumentation's cost.  `roofplan calibrate` takes the
-    share of the per-tensor cost paid after the moment updates from the slopes (HostCosts::adam_late_share)."""
+    share of the per-tensor cost paid before each GPU operation from the slopes (HostCosts::adam_op_shares)."""
     env = R.env
     dev = env.dev
     out = []

@@ -368,14 +368,18 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
     fit_conv_shapes(samples, device, out);
     fit_gemm_shapes(samples, device, out);
     fit_block_host(samples.host, device, out.profile);  // last: its residual is over the runtime's other charges
+    // Host costs fitted from operator reports alone (no kernel classes): the profile's host source names them.
+    const auto host_fitted = [&] {
+        if (out.profile.host.source.view().starts_with("default"))
+            out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
+    };
     if (const int n = fit_adam_split_host(samples.host, out.profile.host)) {
         const auto& sh = out.profile.host.adam_op_shares;
         char shares[128];
         std::snprintf(shares, sizeof shares, " (then %.3f %.3f %.3f; sqrt %.3f; %.3f %.3f %.3f)", sh[1], sh[2], sh[3], sh[4],
                       sh[5], sh[6], sh[7]);
         out.quality.push_back({std::string("AdamW per-tensor Python: share before its first op") + shares, n, sh[0], 0, 0, 0});
-        if (out.profile.host.source.view().starts_with("default"))
-            out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
+        host_fitted();
     }
     if (!samples.data_parallel_host.empty()) {
         const DataParallelHostFit dp = fit_data_parallel_host(samples.data_parallel_host, out.profile.host);
@@ -395,16 +399,13 @@ inline Calibration fit(const Measurements& samples, const Device& device, const 
         if (dp.thread_samples > 0)
             out.quality.push_back({"nn.DataParallel thread: a bare thread started and joined (fixed)", dp.thread_samples,
                                    0, 0, 0, h.dp_thread_s});
-        if ((dp.replicate_samples > 0 || dp.forward_samples > 0 || dp.thread_samples > 0) &&
-            h.source.view().starts_with("default"))
-            out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
+        if (dp.replicate_samples > 0 || dp.forward_samples > 0 || dp.thread_samples > 0) host_fitted();
     }
     if (const SpeedFit speed = fit_speed_sensitivity(samples.host_speed, out.profile.host); !samples.host_speed.empty()) {
         // One line per class fitted (value: its sensitivity), or a line saying the host stayed in one state.
         const std::string states = std::to_string(speed.fast) + " fast / " + std::to_string(speed.slow) + " slow rounds, " +
                                    std::to_string(speed.reports) + " report(s) fitted";
-        if (speed.classes > 0 && out.profile.host.source.view().starts_with("default"))
-            out.profile.host.source = FixedString<63>(std::string_view(detail::report_files(samples.sources, "roofplan-ops").view()).substr(0, 63));
+        if (speed.classes > 0) host_fitted();
         if (speed.classes == 0)
             out.quality.push_back({"host speed: one state only (" + states + "), sensitivities kept", 0, 0, 0, 0, 0});
         else

@@ -71,7 +71,7 @@ inline double host_cost(const Kernel& k, const HostCosts& h) {
              ((k.block_glue & block_glue::autocast) != 0 ? h.block_autocast_s : 0) +
              ((k.block_glue & block_glue::autograd) != 0 ? h.block_autograd_s : 0);
     if (k.scaler_bookkeeping) return t + h.launch_s + h.scaler_s + k.host_tensors * h.scaler_per_tensor_s;
-    if (k.adam_bookkeeping && k.adam_op >= 1 && k.adam_op <= h.adam_op_shares.size())
+    if (k.adam_op >= 1 && k.adam_op <= h.adam_op_shares.size())
         return t + h.launch_s + k.host_tensors * h.adam_per_tensor_s * h.adam_op_shares[k.adam_op - 1u];
     return t + h.launch_s + k.host_tensors * h.per_tensor_s;
 }

@@ -136,10 +136,10 @@ inline void adam_split_samples(const json& section, const std::string& where, st
         double sum = 0;
         std::size_t from = 0;
         for (std::size_t k = 0; k < gpu.size(); ++k) {
-            double t = 0;
-            for (std::size_t i = from; i <= gpu[k]; ++i) t += element(gaps, i, at + ".gap_us") + element(inside, i, at + ".call_us");
-            if (k + 1 == gpu.size())
-                for (std::size_t i = gpu[k] + 1; i < gaps.size(); ++i) t += element(gaps, i, at + ".gap_us") + (i < calls.size() ? element(inside, i, at + ".call_us") : 0.0);
+            const bool last = k + 1 == gpu.size();  // the last takes the calls after it and the time after them
+            double t = last ? element(gaps, calls.size(), at + ".gap_us") : 0.0;
+            for (std::size_t i = from; i <= (last ? calls.size() - 1 : gpu[k]); ++i)
+                t += element(gaps, i, at + ".gap_us") + element(inside, i, at + ".call_us");
             from = gpu[k] + 1;
             sum += t * 1e-6;
             out.push_back({name + " (op " + std::to_string(k + 1) + ")", t * 1e-6, 0.0});

@@ -138,9 +138,8 @@ struct Kernel {
     bool dropout = false;        ///< attention kernels: dropout on the probabilities (the kernel draws the mask)
     bool sync_before = false;    ///< the host waits for the GPU before issuing it (a .item(), a scaler check)
     double host_tensors = 0;     ///< tensors the host walks in Python before the launch (optimizer bookkeeping)
-    bool adam_bookkeeping = false; ///< that walk is AdamW's (per-parameter state and step counts), not SGD's
-    /// AdamW's foreach operation (1-8, the order of HostCosts::adam_op_shares) whose share of the per-tensor
-    /// Python precedes this launch; 0: not one of them.
+    /// That walk is AdamW's: the foreach operation (1-8, the order of HostCosts::adam_op_shares) whose share of its
+    /// per-tensor Python precedes this launch; 0: not AdamW's (SGD's or GradScaler's walk, or none).
     std::uint8_t adam_op = 0;
     bool scaler_bookkeeping = false; ///< that walk is GradScaler's unscale_ (and the op carries its per-step cost)
     bool step_level = false;     ///< the loss or the optimizer, not a layer's

@@ -85,7 +85,6 @@ inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std
         k.sync_before = sync_before && i == 0;
         if (walk != Walk::none && i == 0) {  // the Python loop over the parameters before the op
             k.host_tensors = p.tensors;
-            k.adam_bookkeeping = walk == Walk::adam;
             k.adam_op = walk == Walk::adam ? adam_op : 0;
             k.scaler_bookkeeping = walk == Walk::scaler;
         }
