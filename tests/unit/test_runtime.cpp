@@ -238,7 +238,7 @@ TEST_CASE("pooling classes are fitted from max-pool cases; the backward's fill i
         b.pass = "bwd";
         b.kernels = 2;
         b.bytes = 10 * n / 4 + 2 * n;
-        const double fill_sm = fill.sm_bytes_per_cycle > 0 ? 2 * n / (d.sms * d.boost_clock_mhz * 1e6 * fill.sm_bytes_per_cycle) : 0;
+        const double fill_sm = fill.sm_elements_per_cycle > 0 ? n / (d.sms * d.boost_clock_mhz * 1e6 * fill.sm_elements_per_cycle) : 0;
         b.seconds = (fill.fixed_s + 2 * n / (fill.memory * bw) + fill_sm) + 5e-6 + b.bytes / (0.15 * bw);
         samples.push_back(b);
     }
@@ -273,6 +273,41 @@ TEST_CASE("a Program (lowered at batches 1 and 2) equals a direct lowering at an
     }
 }
 
+TEST_CASE("every streaming kernel states its bytes an element; the SM side goes by the element") {
+    // Each zoo model, precision, mode and lowered runtime: a streaming kernel's element width (Kernel::
+    // element_bytes) is that of the tensors it touches, between an int8 byte and an int64 index.
+    std::size_t checked = 0;
+    for (const auto& entry : models::zoo()) {
+        const Model m = entry.build();
+        for (Precision p : {Precision::fp32, Precision::tf32, Precision::amp_bf16, Precision::amp_fp16})
+            for (Mode mode : {Mode::train, Mode::infer})
+                for (Runtime rt : {Runtime::eager, Runtime::compiled})
+                    for (const Kernel& k : lower(m, 4, {p, mode, Optimizer::adam}, rt).kernels) {
+                        if (is_matrix(k.kind) || k.bytes() == 0) continue;
+                        CAPTURE(entry.id);
+                        CAPTURE(k.what);
+                        CHECK(k.element_bytes >= 1);
+                        CHECK(k.element_bytes <= 8);
+                        ++checked;
+                    }
+    }
+    CHECK(checked > 10000);
+    // The same kernel in FP32 and in bf16 (twice the bytes, the same elements): the memory side doubles, the SM
+    // side stays.  The default Hopper layer norm: mostly SM side.
+    const Device& d = find_device("h200");
+    const Roofline r(d, default_profile(d), MathClass::bf16_tensor);
+    const double n = 64.0 * 128 * 768;
+    const KernelTime half = r.stream_time(KernelClass::layer_norm, 0, 2 * 2 * n, 2);
+    const KernelTime full = r.stream_time(KernelClass::layer_norm, 0, 2 * 4 * n, 4);
+    const KernelClassCost& ln = default_profile(d).kernel_class[KernelClass::layer_norm];
+    const double memory = 2 * 2 * n / (d.bandwidth_gb_s * 1e9 * ln.memory), sm = 2 * n / (d.sm_cycles_per_s() * ln.sm_elements_per_cycle);
+    CHECK(half.memory_s == doctest::Approx(memory + sm));
+    CHECK(full.memory_s == doctest::Approx(2 * memory + sm));
+    CHECK(full.memory_s < 1.5 * half.memory_s);
+    // Kernels that state no width (0) have no SM side: the memory side alone.
+    CHECK(r.stream_time(KernelClass::layer_norm, 0, 2 * 2 * n, 0).memory_s == doctest::Approx(memory));
+}
+
 TEST_CASE("the simulation's shortcuts: streaming kernels timed from bytes and FLOPs, host costs kept per host") {
     const Device& d = find_device("h200");
     const EfficiencyProfile profile = default_profile(d);
@@ -288,7 +323,7 @@ TEST_CASE("the simulation's shortcuts: streaming kernels timed from bytes and FL
         // The shortcut gives what the full rules give the whole kernel, figure for figure.
         const KernelTime full = r.matrix_time(k);
         const Program::Stream s = program.stream(i, 32);
-        const KernelTime quick = r.stream_time(k.kind, s.vector_flops, s.bytes);
+        const KernelTime quick = r.stream_time(k.kind, s.vector_flops, s.bytes, k.element_bytes);
         CHECK(quick.total_s == full.total_s);
         CHECK(quick.compute_s == full.compute_s);
         CHECK(quick.memory_s == full.memory_s);

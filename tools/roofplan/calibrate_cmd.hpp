@@ -170,12 +170,12 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
         // "conv shapes.bf16_tensor": the median efficiency of the measured shapes (no default: the factor stands
         // for them otherwise), the errors of its interpolation between batches (leave-one-out)
         const bool shapes = q.what.rfind("conv shapes.", 0) == 0;
-        // "class reduction": a kernel class's fraction of this GPU's bandwidth at large sizes (memory and SM-side
-        // terms together), against that class's own default.
+        // "class reduction": a kernel class's fraction of this GPU's bandwidth at large sizes on 2-byte elements
+        // (memory and SM-side terms together), against that class's own default.
         if (q.what.rfind("class ", 0) == 0)
             for (KernelClass k : all_kernel_classes)
                 if (const std::string name = "class " + std::string(to_string(k)); q.what == name || q.what.rfind(name + " (", 0) == 0)
-                    before = defaults.kernel_class[k].streamed_fraction(device, defaults.memory);
+                    before = defaults.kernel_class[k].streamed_fraction(device, defaults.memory, 2.0);
         // "host speed sensitivity python (...)": a sensitivity, against the default's; no fixed cost, no residual.
         const bool speed = q.what.rfind("host speed", 0) == 0;
         if (speed)

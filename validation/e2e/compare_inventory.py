@@ -6,8 +6,9 @@ Reads a kernel_inventory.py report (e.g. validation/results/2026-11-23-h100-inve
 each case's `roofplan_command` with `--kernels --json`, and prints per class the kernels a step and their GPU time,
 measured and predicted, marking classes whose counts differ by more than --tolerance kernels.
 
-The classes are compared by name after folding roofplan's finer ones into the inventory's (batch_norm into
-normalization, the pooling kinds into pooling, copy_cast, widening_cast and layout_copy into copy/cast, a compiled
+The classes are compared by name after folding roofplan's finer ones into the inventory's (batch_norm and the layer
+norm classes into normalization, the pooling kinds into pooling, copy_cast, widening_cast, layout_copy and concat into
+copy/cast, a compiled
 run's generated kernels into elementwise and its generated reductions into normalization, as the inventory names most
 Triton kernels).  The inventory classes a kernel by its
 name (rp_common.kernel_class), so a cuDNN convolution that runs a GEMM kernel (nvjet, xmma_gemm, FFT's complex
@@ -15,6 +16,7 @@ GEMMs) counts as gemm there and as conv here, and a split-K reduction as gemm th
 the totals of such pairs, and read kernel_inventory.py's per-operator rows for the attribution.
 
 Usage: compare_inventory.py --roofplan build/tools/roofplan --inventory FILE [--case ID ...] [--device h100-sxm]
+       [--profile PROFILE.json]
 """
 import argparse
 import collections
@@ -23,15 +25,18 @@ import shlex
 import subprocess
 import sys
 
-FOLD = {"batch_norm": "normalization", "batch_norm_inference": "normalization", "pooling_nhwc": "pooling", "pooling_backward": "pooling",
-        "copy_cast": "copy/cast", "widening_cast": "copy/cast",
-        "layout_copy": "copy/cast", "generated": "elementwise", "generated_reduction": "normalization"}
+FOLD = {"batch_norm": "normalization", "batch_norm_nchw": "normalization", "batch_norm_backward": "normalization", "batch_norm_inference": "normalization", "layer_norm": "normalization",
+        "layer_norm_backward": "normalization", "pooling_nhwc": "pooling", "pooling_backward": "pooling",
+        "copy_cast": "copy/cast", "widening_cast": "copy/cast", "layout_copy": "copy/cast", "concat": "copy/cast",
+        "generated": "elementwise", "generated_reduction": "normalization"}
 
 
-def predicted(roofplan, command, device):
+def predicted(roofplan, command, device, profile=None):
     args = shlex.split(command)[1:]  # drop the program name
     if device:
         args[args.index("-d") + 1] = device
+    if profile:
+        args += ["--profile", profile]
     out = subprocess.run([roofplan, *args, "--kernels", "--json"], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"compare_inventory: {command!r} failed: {out.stderr.strip()}")
@@ -44,6 +49,7 @@ def main():
     p.add_argument("--inventory", required=True, help="a kernel_inventory.py report")
     p.add_argument("--case", action="append", default=[], help="only these case ids (repeatable)")
     p.add_argument("--device", help="predict for this device instead of the command's")
+    p.add_argument("--profile", help="predict with this efficiency profile (roofplan calibrate -o)")
     p.add_argument("--tolerance", type=float, default=2, help="count difference marked (default 2 kernels)")
     a = p.parse_args()
     with open(a.inventory) as f:
@@ -51,7 +57,7 @@ def main():
     for case in inventory["results"]:
         if (a.case and case["id"] not in a.case) or "kernels" not in case:
             continue
-        d = predicted(a.roofplan, case["roofplan_command"], a.device)
+        d = predicted(a.roofplan, case["roofplan_command"], a.device, a.profile)
         count, time = collections.Counter(), collections.Counter()
         for k in d["kernels"]:
             c = FOLD.get(k["class"], k["class"])

@@ -195,15 +195,17 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
     if (samples.operators.empty()) return;
     for (const ClassFit& f : fit_kernel_classes(samples.operators, device, out.profile)) {
         std::string what = "class " + std::string(to_string(f.kind));
-        double value = f.memory;
-        if (f.sm_bytes_per_cycle > 0) {  // "class batch_norm (memory 0.877 + SM side 11.9 B/cycle)": cases of two GPUs
-            char terms[64];
-            std::snprintf(terms, sizeof terms, " (memory %.3f + SM side %.1f B/cycle)", f.memory, f.sm_bytes_per_cycle);
+        // The class's rate on 2-byte elements, both sides (its memory fraction where it has no SM side).
+        const double value = out.profile.kernel_class[f.kind].streamed_fraction(device, out.profile.memory, 2.0);
+        if (f.sm_elements_per_cycle > 0) {  // "class layer_norm (memory 0.877 + SM side 5.90 el/cycle; at 2 B/el)":
+                                            // cases of two dtypes or two GPUs
+            char terms[96];
+            std::snprintf(terms, sizeof terms, " (memory %.3f + SM side %.2f el/cycle; at 2 B/el)", f.memory,
+                          f.sm_elements_per_cycle);
             what += terms;
-            value = out.profile.kernel_class[f.kind].streamed_fraction(device, out.profile.memory);  // both terms
         }
-        // No case of the profile's GPU: the class is another GPU's fit, moved here by bandwidth alone (one GPU's
-        // cases cannot separate an SM side), and says so.
+        // No case of the profile's GPU: the class is another GPU's fit, moved here by its bandwidth (and by its SMs'
+        // cycles where that GPU's cases of two dtypes gave an SM side), and says so.
         if (f.own_gpu_samples == 0) what += " (another GPU's cases only)";
         out.quality.push_back({what, f.samples, value, f.median_rel_error, f.worst_rel_error, f.fixed_s});
     }

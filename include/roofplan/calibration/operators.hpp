@@ -44,7 +44,7 @@ struct ClassFit {
     int samples = 0;
     double memory = 0, fixed_s = 0;
     double median_rel_error = 0, worst_rel_error = 0;
-    double sm_bytes_per_cycle = 0;  ///< the SM-side term (cases of two GPUs); 0: none
+    double sm_elements_per_cycle = 0;  ///< the SM-side term (cases of two dtypes or two GPUs); 0: none
     int own_gpu_samples = 0;        ///< the cases timed on the profile's GPU (0: the class is another GPU's fit)
 };
 
@@ -63,14 +63,15 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
     };
     if (is({"relu", "relu_", "gelu", "silu", "tanh", "add", "mul", "add_", "dropout"})) return std::pair{K::elementwise, 1.0};
     if (s.op.starts_with("cast_")) return std::pair{s.op.ends_with("_to_fp32") ? K::widening_cast : K::copy_cast, 1.0};
-    if (is({"heads_contiguous", "kv_cat", "cat_last", "flatten_nhwc"})) return std::pair{K::layout_copy, 1.0};
+    if (is({"heads_contiguous", "kv_cat", "flatten_nhwc"})) return std::pair{K::layout_copy, 1.0};
+    if (s.op == "cat_last") return std::pair{K::concat, 1.0};
     if (is({"zero_", "zeros_like"})) return std::pair{K::memset, 1.0};
     if (s.op == "softmax" && !amp) return std::pair{K::softmax, 1.0};
-    if (s.op == "layer_norm" && !amp) return std::pair{K::normalization, 1.0};
+    if (s.op == "layer_norm" && !amp) return std::pair{s.pass == "fwd" ? K::layer_norm : K::layer_norm_backward, 1.0};
     if (s.op == "batch_norm_train" && s.backend == "Cudnn" && s.layout == "nhwc") return std::pair{K::normalization, 1.0};
-    if (s.op == "batch_norm_train" && s.backend == "Cudnn" && s.layout == "nchw" && !amp) return std::pair{K::batch_norm, 1.0};
+    if (s.op == "batch_norm_train" && s.backend == "Cudnn" && s.layout == "nchw" && !amp) return std::pair{K::batch_norm_nchw, 1.0};
     if (s.op == "batch_norm_train" && s.backend == "Native" && s.layout == "nhwc")  // statistics re-read the input
-        return std::pair{K::batch_norm, s.pass == "fwd" ? 1.5 : 5.0 / 3.0};
+        return s.pass == "fwd" ? std::pair{K::batch_norm, 1.5} : std::pair{K::batch_norm_backward, 5.0 / 3.0};
     if (s.op == "cross_entropy" && !amp) return std::pair{K::loss, 2.0};  // + the FP32 log-probabilities
     if (s.op == "embedding" && s.pass == "fwd") return std::pair{K::gather, 1.0};
     if (s.op == "batch_norm_infer" && s.backend == "Native" && s.layout == "nhwc") return std::pair{K::batch_norm_inference, 1.0};
@@ -86,6 +87,22 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
     if ((s.op == "sgd_step" || s.op == "adamw_step") && s.layout == "foreach" && s.numel > 0)  // bytes per parameter
         return std::pair{K::optimizer, (s.op == "sgd_step" ? 32.0 : 80.0) * s.numel / s.bytes};
     return std::nullopt;
+}
+
+/// Bytes an element of an operator case touches on average (Kernel::element_bytes): 4 for FP32 cases, 2 for bf16
+/// and fp16 ones (an "amp-" case's tensors are half), the mean of the two for a cast ("fp32->bf16"); 0 when the
+/// dtype is none of these.
+inline double element_bytes_of(const OperatorSample& s) {
+    const auto width = [](std::string_view t) {
+        if (t.starts_with("amp-")) t.remove_prefix(4);
+        return t == "fp32" || t == "tf32" ? 4.0 : t == "bf16" || t == "fp16" ? 2.0 : 0.0;
+    };
+    const std::string_view dtype = s.dtype;
+    if (const std::size_t arrow = dtype.find("->"); arrow != std::string_view::npos) {
+        const double from = width(dtype.substr(0, arrow)), to = width(dtype.substr(arrow + 2));
+        return from > 0 && to > 0 ? (from + to) / 2 : 0.0;
+    }
+    return width(dtype);
 }
 
 namespace detail {
@@ -104,17 +121,18 @@ inline std::pair<double, double> fit_fixed_and_slope(const std::vector<std::arra
     return {x(0), x(1)};
 }
 
-/// One operator case of a kernel class: kernels, bytes as the lowering counts them, seconds, and the GPU that ran
-/// it (datasheet bandwidth in bytes/s, SM cycles a second).
+/// One operator case of a kernel class: kernels, bytes and elements (bytes over element_bytes_of; 0: unknown) as
+/// the lowering counts them, seconds, and the GPU that ran it (datasheet bandwidth in bytes/s, SM cycles a second).
 struct ClassPoint {
     double kernels = 0, bytes = 0, seconds = 0, bandwidth = 0, sm_cycles = 0;
     bool own_gpu = true;  ///< timed on the profile's GPU (false: another GPU's case, OperatorSample::bandwidth_b_s)
+    double elements = 0;
 };
-/// A class curve (KernelClassCost's terms as coefficients): t = kernels·fixed + bytes/bandwidth·a + bytes/sm·c.
+/// A class curve (KernelClassCost's terms as coefficients): t = kernels·fixed + bytes/bandwidth·a + elements/sm·c.
 struct ClassCurve {
-    double fixed = 0, a = 0, c = 0;  ///< a = 1 / memory fraction; c = 1 / (bytes per SM per cycle), 0: none
+    double fixed = 0, a = 0, c = 0;  ///< a = 1 / memory fraction; c = 1 / (elements per SM per cycle), 0: none
     [[nodiscard]] double time(const ClassPoint& p) const {
-        return p.kernels * fixed + p.bytes / p.bandwidth * a + (c > 0 ? p.bytes / p.sm_cycles * c : 0.0);
+        return p.kernels * fixed + p.bytes / p.bandwidth * a + (c > 0 ? p.elements / p.sm_cycles * c : 0.0);
     }
 };
 /// The sorted |relative errors| of a curve over its points.
@@ -124,17 +142,19 @@ inline std::vector<double> curve_errors(const ClassCurve& curve, const std::vect
     std::sort(errors.begin(), errors.end());
     return errors;
 }
-/// Fits a class curve on relative errors.  Cases of one GPU (or of GPUs with one bandwidth-to-SM ratio) cannot
-/// separate the memory and SM-side terms: the fixed cost and the memory fraction (relative to each case's own
-/// GPU).  Cases of GPUs with different ratios fit all three (each GPU weighing the same), subject to fixed >= 0, a
-/// non-negative SM term and a memory fraction no higher than `max_memory`, each active set solved and the feasible
-/// one with the least squares kept.
+/// Fits a class curve on relative errors.  The memory side goes by the byte at a GPU's bandwidth, the SM side by
+/// the element at its SMs' cycles: cases whose ratio of the two is the same (one dtype on one GPU, or GPUs with
+/// one bandwidth-to-SM ratio) cannot separate them and fit the fixed cost and the memory fraction (relative to
+/// each case's own GPU).  Cases of two dtypes, or of GPUs with different ratios, fit all three (each GPU weighing
+/// the same), subject to fixed >= 0, a non-negative SM term and a memory fraction no higher than `max_memory`,
+/// each active set solved and the feasible one with the least squares kept.
 inline ClassCurve fit_class_curve(const std::vector<ClassPoint>& points, double max_memory) {
-    const double ratio0 = points.front().bandwidth / points.front().sm_cycles;
-    const bool two_gpus = std::any_of(points.begin(), points.end(), [&](const ClassPoint& p) {
-        return std::abs(p.bandwidth / p.sm_cycles / ratio0 - 1.0) > 0.01;
+    const auto ratio = [](const ClassPoint& p) { return p.bytes / p.bandwidth / (p.elements / p.sm_cycles); };
+    const bool known = std::all_of(points.begin(), points.end(), [](const ClassPoint& p) { return p.elements > 0; });
+    const bool separable = known && std::any_of(points.begin(), points.end(), [&](const ClassPoint& p) {
+        return std::abs(ratio(p) / ratio(points.front()) - 1.0) > 0.01;
     });
-    if (!two_gpus) {  // the single-GPU fit: {kernels, bytes in the first case's bandwidth, seconds}
+    if (!separable) {  // the two-term fit: {kernels, bytes in the first case's bandwidth, seconds}
         std::vector<std::array<double, 3>> rows;
         for (const ClassPoint& p : points) rows.push_back({p.kernels, p.bytes * points.front().bandwidth / p.bandwidth, p.seconds});
         const auto [fixed, slope] = fit_fixed_and_slope(rows);
@@ -152,7 +172,7 @@ inline ClassCurve fit_class_curve(const std::vector<ClassPoint>& points, double 
         w(i) = 1.0 / std::sqrt(static_cast<double>(per_gpu[{p.bandwidth, p.sm_cycles}]));
         x(i, 0) = w(i) * p.kernels / p.seconds;
         x(i, 1) = w(i) * p.bytes / p.bandwidth / p.seconds;
-        x(i, 2) = w(i) * p.bytes / p.sm_cycles / p.seconds;
+        x(i, 2) = w(i) * p.elements / p.sm_cycles / p.seconds;
     }
     // Active sets: which of (fixed, a, c) are free; a pinned at its bound (the copy fraction) where it would pass it.
     const double a_min = 1.0 / std::clamp(max_memory, 1e-3, 1.0);
@@ -196,8 +216,10 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
                                                 EfficiencyProfile& profile) {
     const double bandwidth = device.bandwidth_gb_s * 1e9, sm_cycles = device.sm_cycles_per_s();
     const auto point = [&](const OperatorSample& s, double kernels, double bytes, double seconds) {
+        const double element_bytes = element_bytes_of(s);
         return detail::ClassPoint{kernels, bytes, seconds, s.bandwidth_b_s > 0 ? s.bandwidth_b_s : bandwidth,
-                                  s.sm_cycles_s > 0 ? s.sm_cycles_s : sm_cycles, !(s.bandwidth_b_s > 0)};
+                                  s.sm_cycles_s > 0 ? s.sm_cycles_s : sm_cycles, !(s.bandwidth_b_s > 0),
+                                  element_bytes > 0 ? bytes / element_bytes : 0.0};
     };
     std::map<KernelClass, std::vector<detail::ClassPoint>> rows;
     // Fitted after the memset class: their first kernel is a fill (pooling backward: the input gradient; a long
@@ -219,13 +241,13 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
         // writes only, and may.
         const detail::ClassCurve curve = detail::fit_class_curve(points, kind == KernelClass::memset ? 1.0 : profile.memory);
         ClassFit f{kind, static_cast<int>(points.size()), std::clamp(1.0 / curve.a, 1e-3, 1.0), std::min(curve.fixed, 9e-4)};
-        f.sm_bytes_per_cycle = curve.c > 0 ? 1.0 / curve.c : 0.0;
+        f.sm_elements_per_cycle = curve.c > 0 ? 1.0 / curve.c : 0.0;
         f.own_gpu_samples = static_cast<int>(std::count_if(points.begin(), points.end(), [](const auto& p) { return p.own_gpu; }));
         const detail::ClassCurve used{f.fixed_s, 1.0 / f.memory, curve.c};
         const std::vector<double> errors = detail::curve_errors(used, points);
         f.median_rel_error = errors[errors.size() / 2];
         f.worst_rel_error = errors.back();
-        profile.kernel_class[kind] = {f.memory, f.fixed_s, f.sm_bytes_per_cycle};
+        profile.kernel_class[kind] = {f.memory, f.fixed_s, f.sm_elements_per_cycle};
         fits.push_back(f);
     };
     for (const auto& [kind, points] : rows)
@@ -237,10 +259,10 @@ inline std::vector<ClassFit> fit_kernel_classes(const std::vector<OperatorSample
     const auto fill_time = [&](const OperatorSample& s, double bytes) {  // on the case's own GPU
         const detail::ClassPoint on = point(s, 1, bytes, 1);
         return (fill.fixed_s >= 0 ? fill.fixed_s : profile.launch_s) +
-               bytes * fill.seconds_per_byte(on.bandwidth, on.sm_cycles, profile.memory);
+               bytes * fill.seconds_per_byte(on.bandwidth, on.sm_cycles, profile.memory, element_bytes_of(s));
     };
     for (const OperatorSample* s : pool_backward) {
-        const double fill_s = fill_time(*s, (s->dtype == "fp32" ? 4.0 : 2.0) * s->numel);
+        const double fill_s = fill_time(*s, element_bytes_of(*s) * s->numel);
         if (s->kernels >= 2 && s->seconds > fill_s) scatter.push_back(point(*s, s->kernels - 1, s->bytes, s->seconds - fill_s));
     }
     if (scatter.size() >= 2) fit_class(KernelClass::pooling_backward, scatter);

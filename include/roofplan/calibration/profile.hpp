@@ -33,29 +33,41 @@
 namespace roofplan {
 
 /// How fast a memory-bound kernel class runs:
-///     t = fixed_s + bytes / (bandwidth · memory) + bytes / (SMs · clock · sm_bytes_per_cycle)
-/// The operator micro-benchmarks fit them; small kernels never reach the bandwidth, which the fixed cost
-/// expresses.  The SM-side term is the work a kernel's streaming multiprocessors do per byte beside the memory
-/// traffic (address arithmetic, non-vectorized loads, reductions across threads, FP32 math): a layer norm or a
-/// native batch norm takes nearly the same time on an H100 as on an H200 (same SMs and clock, 30% less
-/// bandwidth), a vectorized add 1.43x.  One GPU's cases cannot separate the two terms (both scale with the bytes);
-/// cases from two GPUs with other bandwidth-to-SM ratios can (`roofplan calibrate` with a second GPU's operator
-/// reports).  0: no SM-side term (the class follows the bandwidth alone).
+///     t = fixed_s + bytes / (bandwidth · memory) + elements / (SMs · clock · sm_elements_per_cycle)
+/// where `elements` are the elements the kernel reads and writes (its bytes over Kernel::element_bytes).  The
+/// operator micro-benchmarks fit them; small kernels never reach the bandwidth, which the fixed cost expresses.
+/// The SM-side term is the work a kernel's streaming multiprocessors do beside the memory traffic (address
+/// arithmetic, non-vectorized loads, reductions across threads, FP32 math), and it goes by the element, not the
+/// byte: a layer norm or a KV-cache concatenation takes nearly the same time in FP32 as in bf16 (twice the bytes)
+/// and on an H100 as on an H200 (same SMs and clock, 30% less bandwidth), a vectorized add twice the time and
+/// 1.43x.  Cases of one dtype on one GPU cannot separate the two terms (both scale with the bytes); cases of two
+/// dtypes, or of two GPUs with other bandwidth-to-SM ratios, can (`roofplan calibrate`).  0: no SM-side term
+/// (the class follows the bandwidth alone).
 struct KernelClassCost {
     double memory = 0;    ///< fraction of datasheet bandwidth at large sizes; 0: unset (the profile's `memory`)
     double fixed_s = -1;  ///< GPU time of an empty kernel of the class; < 0: unset (the profile's `launch_s`)
-    double sm_bytes_per_cycle = 0;  ///< bytes per SM per clock cycle of the SM-side term; 0: none
+    double sm_elements_per_cycle = 0;  ///< elements per SM per clock cycle of the SM-side term; 0: none
 
-    /// Seconds a byte of the class takes at large sizes on a GPU of `bandwidth` bytes/s and `sm_cycles` SM cycles a
-    /// second (Device::sm_cycles_per_s): the memory side (at `memory`, or `default_memory` when unset) plus the SM side.
-    [[nodiscard]] constexpr double seconds_per_byte(double bandwidth, double sm_cycles, double default_memory) const {
-        return 1.0 / (bandwidth * (memory > 0 ? memory : default_memory)) +
-               (sm_bytes_per_cycle > 0 && sm_cycles > 0 ? 1.0 / (sm_cycles * sm_bytes_per_cycle) : 0.0);
+    /// Seconds a byte of the class's memory side takes on a GPU of `bandwidth` bytes/s (at `memory`, or
+    /// `default_memory` when unset).
+    [[nodiscard]] constexpr double memory_seconds_per_byte(double bandwidth, double default_memory) const {
+        return 1.0 / (bandwidth * (memory > 0 ? memory : default_memory));
     }
-    /// The class's large-size rate on `d` as a fraction of its bandwidth (both terms together).
-    [[nodiscard]] constexpr double streamed_fraction(const Device& d, double default_memory) const {
+    /// Seconds an element of the SM side takes on a GPU of `sm_cycles` SM cycles a second (Device::sm_cycles_per_s).
+    [[nodiscard]] constexpr double sm_seconds_per_element(double sm_cycles) const {
+        return sm_elements_per_cycle > 0 && sm_cycles > 0 ? 1.0 / (sm_cycles * sm_elements_per_cycle) : 0.0;
+    }
+    /// Seconds a byte takes at large sizes with `element_bytes` bytes an element: both sides.
+    [[nodiscard]] constexpr double seconds_per_byte(double bandwidth, double sm_cycles, double default_memory,
+                                                    double element_bytes) const {
+        return memory_seconds_per_byte(bandwidth, default_memory) +
+               (element_bytes > 0 ? sm_seconds_per_element(sm_cycles) / element_bytes : 0.0);
+    }
+    /// The class's large-size rate on `d` as a fraction of its bandwidth (both sides), for elements of
+    /// `element_bytes` bytes.
+    [[nodiscard]] constexpr double streamed_fraction(const Device& d, double default_memory, double element_bytes) const {
         const double bandwidth = d.bandwidth_gb_s * 1e9;
-        return 1.0 / (bandwidth * seconds_per_byte(bandwidth, d.sm_cycles_per_s(), default_memory));
+        return 1.0 / (bandwidth * seconds_per_byte(bandwidth, d.sm_cycles_per_s(), default_memory, element_bytes));
     }
 };
 
@@ -379,9 +391,9 @@ constexpr void validate(const EfficiencyProfile& p, std::string_view where = "pr
             detail::fail(where, ": kernel_class.", to_string(c), ".memory must be 0 (unset) or a fraction in (0, 1]");
         if (!(k.fixed_s < 1e-3) || (k.fixed_s < 0 && k.fixed_s != -1))
             detail::fail(where, ": kernel_class.", to_string(c), ".fixed_s must be in [0, 1e-3) seconds (or -1: unset)");
-        if (!(k.sm_bytes_per_cycle == 0 || (k.sm_bytes_per_cycle >= 0.01 && k.sm_bytes_per_cycle <= 1e4)))
+        if (!(k.sm_elements_per_cycle == 0 || (k.sm_elements_per_cycle >= 0.01 && k.sm_elements_per_cycle <= 1e4)))
             detail::fail(where, ": kernel_class.", to_string(c),
-                         ".sm_bytes_per_cycle must be 0 (no SM-side term) or in [0.01, 1e4] bytes per SM per cycle");
+                         ".sm_elements_per_cycle must be 0 (no SM-side term) or in [0.01, 1e4] elements per SM per cycle");
     }
     for (const HostCostField& f : host_cost_fields)
         if (const double v = p.host.*f.member; !(v >= 0 && v < 1e-2))
@@ -436,33 +448,40 @@ constexpr void default_kernel_classes(EfficiencyProfile& p, const Device& d) {
     // class that reads and writes may pass), fitted together by `roofplan calibrate` (docs/validation.md, "Two
     // GPUs: the SM side of streaming kernels"): a fraction of the GPU's own bandwidth and, where the two GPUs'
     // times differ by less than their bandwidths (same 132 SMs at 1,980 MHz, 4.8 against 3.35 TB/s), an SM-side
-    // rate in bytes per SM per cycle that scales with the GPU's SMs and clock.  Assumed to hold on other
+    // rate in elements per SM per cycle that scales with the GPU's SMs and clock (the operator cases in FP32 and bf16
+    // separate the two sides on one GPU too: the SM side goes by the element).  Assumed to hold on other
     // generations; the fixed costs are Hopper's, older generations keep their launch floor.
-    const auto set_class = [&](KernelClass c, double memory, double fixed_s, double sm_bytes_per_cycle = 0) {
+    const auto set_class = [&](KernelClass c, double memory, double fixed_s, double sm_elements_per_cycle = 0) {
         // No class that reads and writes streams faster than the generation's copy kernel (`memory`, set first).
         p.kernel_class[c] = {c == KernelClass::memset || memory == 0 ? memory : std::min(memory, p.memory),
-                             d.architecture == Architecture::hopper ? fixed_s : -1.0, sm_bytes_per_cycle};
+                             d.architecture == Architecture::hopper ? fixed_s : -1.0, sm_elements_per_cycle};
     };
-    set_class(KernelClass::elementwise, 0.877, 2.9e-6, 1238);
+    set_class(KernelClass::elementwise, 0.877, 2.9e-6, 319);
     // PyTorch's reduce kernel (op_bench's reduce: bias gradients as column sums, ResNet's global average pool): far
-    // below the elementwise rate, about half of it on the SM side.
-    set_class(KernelClass::reduction, 0.616, 6.0e-6, 33.8);
-    // Layer norm and cuDNN's batch norm, PyTorch's native batch norm: 1.0-1.4x the H200's time on the H100 (native
-    // batch norm 1.0-1.1x), so much of it their SMs' work (16 and 12 bytes per SM per cycle) beside the memory.
-    set_class(KernelClass::normalization, 0.877, 3.7e-6, 16.3);
-    set_class(KernelClass::batch_norm, 0.877, 4.5e-6, 11.9);
-    set_class(KernelClass::softmax, 0.864, 2.7e-6, 33.3);
+    // below the elementwise rate.
+    set_class(KernelClass::reduction, 0.531, 6.0e-6, 28.4);
+    // cuDNN's channels-last batch norm (amp-fp16), layer norm forward and backward, PyTorch's native batch norm
+    // (bf16) and cuDNN's NCHW one (FP32/TF32): 1.0-1.4x the H200's time on the H100 and about the same time in FP32
+    // as in bf16 (layer norm), so much of it their SMs' work an element beside the memory.
+    set_class(KernelClass::normalization, 0.618, 4.1e-6, 19.7);
+    set_class(KernelClass::layer_norm, 0.877, 3.5e-6, 4.87);
+    set_class(KernelClass::layer_norm_backward, 0.877, 2.8e-6, 1.95);
+    set_class(KernelClass::batch_norm, 0.877, 4.7e-6, 3.52);
+    set_class(KernelClass::batch_norm_backward, 0.877, 3.8e-6, 12.4);
+    set_class(KernelClass::batch_norm_nchw, 0.877, 5.4e-6, 2.04);
+    set_class(KernelClass::softmax, 0.877, 2.6e-6, 9.73);
     // Casts: down to fp16/bf16 vectorized (the bandwidth alone), up to FP32 PyTorch's unrolled copy kernel (about
-    // the H200's time on an H100); layout copies (heads made contiguous, concatenations, a channels-last flatten)
-    // non-vectorized: the KV-cache cat and the flatten take the H200's time on an H100, the last-axis cat 1.38x, so
-    // one rate fits them loosely (median error 21%).
+    // the H200's time on an H100); layout copies (heads made contiguous, the KV-cache cat, a channels-last flatten)
+    // non-vectorized, their time set by their elements (median error 18%: the three differ by up to 3.7x an
+    // element); a last-axis concatenation streams, with an SM side of its own.
     set_class(KernelClass::copy_cast, 0.877, 2.8e-6);
-    set_class(KernelClass::widening_cast, 0.877, 4.4e-6, 21.4);
-    set_class(KernelClass::layout_copy, 0.877, 3.6e-6, 11.0);
-    set_class(KernelClass::optimizer, 0.877, 6.7e-6, 167);
-    set_class(KernelClass::memset, 1.0, 2.2e-6, 295);  // a fill writes only: no copy-fraction bound
+    set_class(KernelClass::widening_cast, 0.877, 4.4e-6, 7.12);
+    set_class(KernelClass::layout_copy, 0.877, 3.8e-6, 3.61);
+    set_class(KernelClass::concat, 0.298, 2.7e-6, 26.4);
+    set_class(KernelClass::optimizer, 0.877, 6.7e-6, 41.9);
+    set_class(KernelClass::memset, 1.0, 2.2e-6, 73.8);  // a fill writes only: no copy-fraction bound
     set_class(KernelClass::gather, 0.877, 1.7e-6);
-    set_class(KernelClass::loss, 0.760, 3.7e-6, 48.9);
+    set_class(KernelClass::loss, 0.760, 3.7e-6, 12.2);
     set_class(KernelClass::attention, 0.0, 2.9e-6);  // the elementwise kernel's fixed cost (not separable)
     // Max pooling (validation/results/2026-11-23-h200-pool: ResNet, AlexNet and VGG shapes, batch 4 to 256):
     // NCHW FP32 forward, channels-last bf16 forward, and the backward's scatter (after its fill) in either layout.

@@ -474,7 +474,7 @@ inline void measured_on_from_json(const json& j, const Device& device, const std
 }
 
 /// The kernel-class curves and host costs of a profile (optional; absent: the generation's defaults).
-///   "kernel_class": {"elementwise": {"memory": 0.9, "fixed_s": 1.9e-6}, "normalization": {..., "sm_bytes_per_cycle": 16}},
+///   "kernel_class": {"elementwise": {"memory": 0.9, "fixed_s": 1.9e-6}, "layer_norm": {..., "sm_elements_per_cycle": 6}},
 ///   "host": {"module_s": 1.8e-5, "backward_s": 2.2e-5, ..., "source": "..."}
 inline void kernel_classes_from_json(const json& j, const std::string& root, EfficiencyProfile& p) {
     if (j.contains("kernel_class")) {
@@ -484,16 +484,20 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
             const std::string where = root + ".kernel_class." + key;
             KernelClassCost& cost = p.kernel_class[parse_kernel_class(key)];
             if (!value.is_object())
-                roofplan::detail::fail(where, ": expected {\"memory\": fraction, \"fixed_s\": seconds, \"sm_bytes_per_cycle\": bytes}");
-            reject_unknown_fields(value, where, {"memory", "fixed_s", "sm_bytes_per_cycle"});
+                roofplan::detail::fail(where, ": expected {\"memory\": fraction, \"fixed_s\": seconds, \"sm_elements_per_cycle\": elements}");
+            if (value.contains("sm_bytes_per_cycle"))  // the SM side went by the byte in profiles before 2026-12-08
+                roofplan::detail::fail(where, ".sm_bytes_per_cycle: the SM-side term now goes by the element "
+                                              "(sm_elements_per_cycle); refit this profile with `roofplan calibrate`");
+            reject_unknown_fields(value, where, {"memory", "fixed_s", "sm_elements_per_cycle"});
             // A class's memory fraction and SM-side rate are fitted together: a memory fraction given without an
             // SM-side rate is a fit of the bandwidth alone (one GPU's cases, or a file older than the field).
             if (value.contains("memory")) {
                 cost.memory = detail::number(value, "memory", where);
-                cost.sm_bytes_per_cycle = 0;
+                cost.sm_elements_per_cycle = 0;
             }
             if (value.contains("fixed_s")) cost.fixed_s = detail::number(value, "fixed_s", where);
-            if (value.contains("sm_bytes_per_cycle")) cost.sm_bytes_per_cycle = detail::number(value, "sm_bytes_per_cycle", where);
+            if (value.contains("sm_elements_per_cycle"))
+                cost.sm_elements_per_cycle = detail::number(value, "sm_elements_per_cycle", where);
         }
         p.kernel_class_source = FixedString<127>(std::string_view(root).substr(0, 120));
     }
@@ -658,7 +662,7 @@ inline json to_json(const EfficiencyProfile& p) {
             const KernelClassCost& k = p.kernel_class[c];
             if (k.memory > 0 || k.fixed_s >= 0) {
                 json& entry = classes[std::string(to_string(c))] = {{"memory", k.memory}, {"fixed_s", k.fixed_s}};
-                if (k.sm_bytes_per_cycle > 0) entry["sm_bytes_per_cycle"] = k.sm_bytes_per_cycle;
+                if (k.sm_elements_per_cycle > 0) entry["sm_elements_per_cycle"] = k.sm_elements_per_cycle;
             }
         }
         out["kernel_class"] = classes;

@@ -57,8 +57,8 @@ inline void lower_node(Emitter& e, const Node& node) {
         const double out = instances * static_cast<double>(pool->output_shape().elements());
         const double index = pool->config().kind == PoolKind::max && e.training() ? 8 * out : 0;
         using runtime_detail::stream_kernel;
-        e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, pool->kind_name(), w * in, w * out + index, in));
-        e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "pool backward", w * out + index, w * in, in));
+        e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, pool->kind_name(), w * in, w * out + index, in, w));
+        e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "pool backward", w * out + index, w * in, in, w));
         return;
     }
     eager::lower_node(e, node);
@@ -67,8 +67,11 @@ inline void lower_node(Emitter& e, const Node& node) {
 namespace detail {
 constexpr bool fusable(const Kernel& k) {
     return k.kind == KernelClass::elementwise || k.kind == KernelClass::normalization || k.kind == KernelClass::batch_norm ||
-           k.kind == KernelClass::batch_norm_inference || k.kind == KernelClass::copy_cast || k.kind == KernelClass::widening_cast || k.kind == KernelClass::layout_copy || k.kind == KernelClass::softmax || k.kind == KernelClass::reduction ||
-           k.kind == KernelClass::loss;
+           k.kind == KernelClass::batch_norm_inference || k.kind == KernelClass::copy_cast || k.kind == KernelClass::widening_cast ||
+           k.kind == KernelClass::layout_copy || k.kind == KernelClass::concat || k.kind == KernelClass::softmax ||
+           k.kind == KernelClass::reduction || k.kind == KernelClass::loss || k.kind == KernelClass::layer_norm ||
+           k.kind == KernelClass::layer_norm_backward || k.kind == KernelClass::batch_norm_nchw ||
+           k.kind == KernelClass::batch_norm_backward;
 }
 /// A kernel that reduces (writes far less than it reads) ends a fusion chain.
 constexpr bool reduces(const Kernel& k) { return k.bytes_written * 8 < k.bytes_read; }
@@ -77,16 +80,22 @@ constexpr bool reduces(const Kernel& k) { return k.bytes_written * 8 < k.bytes_r
 /// (statistics, the backward's sums: they write far less than they read) and pointwise ones (the transform, the
 /// backward's elementwise pass), which Inductor generates as pointwise kernels.
 constexpr bool reducing(const Kernel& k) {
-    return k.kind == KernelClass::normalization || k.kind == KernelClass::reduction || k.kind == KernelClass::softmax ||
-           k.kind == KernelClass::loss || reduces(k);
+    return k.kind == KernelClass::normalization || k.kind == KernelClass::layer_norm ||
+           k.kind == KernelClass::layer_norm_backward || k.kind == KernelClass::reduction ||
+           k.kind == KernelClass::softmax || k.kind == KernelClass::loss || reduces(k);
 }
 /// The class of the kernel a compiler generates for a chain: the compiler's own kernels' rate (op_bench.py's
 /// `generated` cases), not that of the library kernels it replaces.
 constexpr KernelClass generated(bool reduction) { return reduction ? KernelClass::generated_reduction : KernelClass::generated; }
-/// Appends `k` to the chain ending in `chain`: the inputs it does not take from the chain, its writes instead.
+/// Appends `k` to the chain ending in `chain`: the inputs it does not take from the chain, its writes instead (and
+/// the chain's bytes an element averaged over the elements of both).
 inline void absorb(Kernel& chain, const Kernel& k) {
-    chain.bytes_read += std::max(0.0, k.bytes_read - chain.bytes_written);
+    const double read = std::max(0.0, k.bytes_read - chain.bytes_written);
+    const auto elements = [](double bytes, const Kernel& of) { return of.element_bytes > 0 ? bytes / of.element_bytes : 0.0; };
+    const double touched = elements(chain.bytes_read, chain) + elements(read + k.bytes_written, k);
+    chain.bytes_read += read;
     chain.bytes_written = k.bytes_written;
+    chain.element_bytes = touched > 0 ? chain.bytes() / touched : 0.0;
     chain.vector_flops += k.vector_flops;
     if (chain.host == HostOp::none) chain.host = k.host;
 }

@@ -26,8 +26,8 @@ enum class KernelClass {
     attention,      ///< fused scaled-dot-product attention (flash / memory-efficient)
     elementwise,    ///< unary and binary pointwise ops (activations, adds, dropout, bias)
     reduction,      ///< sums and means (bias gradients, pooling, statistics)
-    normalization,  ///< cuDNN batch norm and layer norm kernels
-    batch_norm,     ///< PyTorch's native batch-norm kernels (what bf16 inputs get: statistics, transform, backward)
+    normalization,  ///< cuDNN batch norm kernels (channels-last, amp-fp16; layer norm has a class of its own)
+    batch_norm,     ///< PyTorch's native batch-norm forward kernels (what bf16 inputs get: statistics, transform)
     softmax,        ///< softmax, log-softmax and their backward
     copy_cast,      ///< casts to a narrower type (FP32 to fp16/bf16) and contiguous copies: vectorized
     optimizer,      ///< multi-tensor optimizer kernels (foreach)
@@ -42,16 +42,22 @@ enum class KernelClass {
     layout_copy,    ///< a strided tensor made contiguous, a concatenation, an NCHW/NHWC conversion (not vectorized)
     generated,      ///< a compiler's generated pointwise kernel (Triton from torch.compile): one fused chain
     generated_reduction, ///< a generated kernel that reduces (layer norm over rows, batch-norm statistics, bias sums)
+    layer_norm,     ///< PyTorch's layer norm forward (not cuDNN's batch norm: another cost an element)
+    concat,         ///< a concatenation along the last axis (a split's backward): vectorized, unlike the other layout copies
+    layer_norm_backward, ///< PyTorch's layer norm backward (the input gradient): half the forward's SM cost an element
+    batch_norm_nchw, ///< cuDNN's batch norm on NCHW tensors (FP32 and TF32 models): another kernel than the native one
+    batch_norm_backward, ///< PyTorch's native batch-norm backward (reduce, elementwise): twice the forward's rate
 };
 template <>
 struct EnumNames<KernelClass> {
     static constexpr std::string_view field = "kernel_class";
     static constexpr std::string_view what = "kernel class";
-    static constexpr std::array<std::string_view, 21> names{
+    static constexpr std::array<std::string_view, 26> names{
         "gemm",      "conv",      "attention", "elementwise", "reduction", "normalization", "batch_norm",
         "softmax",   "copy_cast", "optimizer", "memset",      "gather",    "loss",      "pooling",
         "pooling_nhwc", "pooling_backward", "batch_norm_inference", "widening_cast", "layout_copy", "generated",
-        "generated_reduction"};
+        "generated_reduction", "layer_norm", "concat", "layer_norm_backward", "batch_norm_nchw",
+        "batch_norm_backward"};
 };
 inline constexpr std::size_t kernel_class_count = enum_count<KernelClass>;
 inline constexpr std::array<KernelClass, kernel_class_count> all_kernel_classes = enum_values<KernelClass>();
@@ -121,6 +127,10 @@ struct Kernel {
     double vector_flops = 0;
     double bytes_read = 0;
     double bytes_written = 0;
+    /// Bytes per element the kernel reads or writes, on average: its bytes over the elements it touches (2 for a
+    /// bf16 add, 4 for an FP32 one, 3 for a cast from FP32 to bf16).  A streaming class's SM-side work goes by the
+    /// element (KernelClassCost), so a kernel's elements are its bytes over this.  0: a matrix kernel, or none given.
+    double element_bytes = 0;
     double m = 0, n = 0, k = 0, count = 0;  ///< GEMM view of matrix work (0: none)
     bool simt = false;           ///< matrix work on the FP32 FMA units whatever the step's math class
     /// Convolutions: ConvGeometry::key() of the convolution and its layout (0: none), and the batch of the call

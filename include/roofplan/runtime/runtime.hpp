@@ -81,7 +81,7 @@ inline void foreach_op(Emitter& e, const ParameterTensors& p, double params, std
     const double launches = foreach_launches(p.chunks, lists);
     for (double i = 0; i < launches; ++i) {
         Kernel k = stream_kernel(KernelClass::optimizer, i == 0 ? HostOp::optimizer : HostOp::none, what,
-                                 4 * reads * params / launches, 4 * writes * params / launches, flops * params / launches);
+                                 4 * reads * params / launches, 4 * writes * params / launches, flops * params / launches, 4);
         k.sync_before = sync_before && i == 0;
         if (walk != Walk::none && i == 0) {  // the Python loop over the parameters before the op
             k.host_tensors = p.tensors;
@@ -128,7 +128,7 @@ inline void optimizer(Emitter& e) {
         foreach_op(e, p, params, "epsilon", 1, 1, 1, 1, Walk::adam, false, 7);
         foreach_op(e, p, params, "parameter update", 3, 3, 1, 3, Walk::adam, false, 8);
     }
-    if (scaler) e.optimizer(stream_kernel(KernelClass::elementwise, HostOp::optimizer, "scaler update", 8, 8, 2));
+    if (scaler) e.optimizer(stream_kernel(KernelClass::elementwise, HostOp::optimizer, "scaler update", 8, 8, 2, 4));
 }
 
 }  // namespace runtime_detail

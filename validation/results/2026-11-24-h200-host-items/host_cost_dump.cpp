@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
         out.push_back({{"layer", layer}, {"what", std::string(kk.what)}, {"part", std::string(to_string(kk.part))},
                        {"class", std::string(to_string(kk.kind))}, {"host", (int)kk.host}, {"call", (int)kk.call},
                        {"views", kk.views}, {"containers", kk.containers}, {"silent", kk.silent_backward_nodes},
-                       {"autocast_op", kk.autocast_op}, {"host_tensors", kk.host_tensors}, {"adam", kk.adam_bookkeeping},
+                       {"autocast_op", kk.autocast_op}, {"host_tensors", kk.host_tensors}, {"adam", kk.adam_op != 0},
                        {"sync_before", kk.sync_before}, {"launches", k.time.launches},
                        {"host_cost_s", host_cost(kk, prof.host) + (k.time.launches - 1) * prof.host.launch_s},
                        {"issue_s", k.issue_s}, {"dissue_s", k.issue_s - prev}});
