@@ -21,7 +21,7 @@ namespace {
 /// A kernel class's large-size rate on a GPU as a fraction of the GPU's bandwidth (the memory and SM-side terms
 /// together, on 2-byte elements unless told), as the roofline times it.
 double streamed(const Device& d, const EfficiencyProfile& p, KernelClass c, double element_bytes = 2) {
-    return 1.0 / (Roofline(d, p, MathClass::bf16_tensor).stream_time(c, 0, 1.0, element_bytes).memory_s * d.bandwidth_gb_s * 1e9);
+    return 1.0 / (Roofline(d, p, MathClass::bf16_tensor).stream_time(c, 0, 1.0, 1.0 / element_bytes).memory_s * d.bandwidth_gb_s * 1e9);
 }
 
 /// The samples of reports given as (file, JSON); every report must be a micro-benchmark the fitter takes.
@@ -1209,7 +1209,7 @@ TEST_CASE("two GPUs: the SM side of streaming classes, from an H200's and an H10
         std::vector<double> errors;
         for (const OperatorSample& s : other)
             if (const auto c = calibration::class_of(s); c && c->first == kind)
-                errors.push_back(std::abs((s.kernels * k.fixed_s + r.stream_time(kind, 0, s.bytes * c->second, calibration::element_bytes_of(s)).memory_s) / s.seconds - 1));
+                errors.push_back(std::abs((s.kernels * k.fixed_s + r.stream_time(kind, 0, s.bytes * c->second, s.bytes * c->second / calibration::element_bytes_of(s)).memory_s) / s.seconds - 1));
         std::sort(errors.begin(), errors.end());
         return errors[errors.size() / 2];
     };
@@ -1333,7 +1333,7 @@ TEST_CASE("torch.compile's generated kernels: two classes and the random draw fr
     int timed = 0;
     for (const OperatorSample& s : mt.operators) {
         if (s.op != "gen_dropout_add_ln_train" || s.numel < 8192 * 768) continue;
-        const KernelTime t = r.stream_time(KernelClass::generated_reduction, s.numel * compiled::random_draw_flops, s.bytes, 2.0);
+        const KernelTime t = r.stream_time(KernelClass::generated_reduction, s.numel * compiled::random_draw_flops, s.bytes, s.bytes / 2.0);
         CHECK(t.bound == Bound::compute);
         CHECK(t.total_s == doctest::Approx(s.seconds).epsilon(0.10));
         ++timed;
@@ -1410,7 +1410,7 @@ TEST_CASE("the H200's reduction, cast and layout-copy classes predict the H100's
         const KernelClassCost& cost = p.kernel_class[c->first];
         const double fills = s.op == "sum_dim0" && s.kernels >= 1.5 ? 1.0 : 0.0;
         const double t = (s.kernels - fills) * cost.fixed_s +
-                         r.stream_time(c->first, 0, s.bytes, calibration::element_bytes_of(s)).memory_s +
+                         r.stream_time(c->first, 0, s.bytes, s.bytes / calibration::element_bytes_of(s)).memory_s +
                          fills * p.kernel_class[KernelClass::memset].fixed_s;
         errors[c->first].push_back(std::abs(t / s.seconds - 1));
     }

@@ -297,15 +297,19 @@ TEST_CASE("every streaming kernel states its bytes an element; the SM side goes 
     const Device& d = find_device("h200");
     const Roofline r(d, default_profile(d), MathClass::bf16_tensor);
     const double n = 64.0 * 128 * 768;
-    const KernelTime half = r.stream_time(KernelClass::layer_norm, 0, 2 * 2 * n, 2);
-    const KernelTime full = r.stream_time(KernelClass::layer_norm, 0, 2 * 4 * n, 4);
+    const KernelTime half = r.stream_time(KernelClass::layer_norm, 0, 2 * 2 * n, 2 * n);
+    const KernelTime full = r.stream_time(KernelClass::layer_norm, 0, 2 * 4 * n, 2 * n);
     const KernelClassCost& ln = default_profile(d).kernel_class[KernelClass::layer_norm];
     const double memory = 2 * 2 * n / (d.bandwidth_gb_s * 1e9 * ln.memory), sm = 2 * n / (d.sm_cycles_per_s() * ln.sm_elements_per_cycle);
     CHECK(half.memory_s == doctest::Approx(memory + sm));
     CHECK(full.memory_s == doctest::Approx(2 * memory + sm));
     CHECK(full.memory_s < 1.5 * half.memory_s);
     // Kernels that state no width (0) have no SM side: the memory side alone.
-    CHECK(r.stream_time(KernelClass::layer_norm, 0, 2 * 2 * n, 0).memory_s == doctest::Approx(memory));
+    Kernel none;
+    none.kind = KernelClass::layer_norm;
+    none.bytes_read = none.bytes_written = 2 * n;
+    CHECK(Roofline::elements_of(none) == 0);
+    CHECK(r.time(none).memory_s == doctest::Approx(memory));
 }
 
 TEST_CASE("the simulation's shortcuts: streaming kernels timed from bytes and FLOPs, host costs kept per host") {
@@ -323,7 +327,7 @@ TEST_CASE("the simulation's shortcuts: streaming kernels timed from bytes and FL
         // The shortcut gives what the full rules give the whole kernel, figure for figure.
         const KernelTime full = r.matrix_time(k);
         const Program::Stream s = program.stream(i, 32);
-        const KernelTime quick = r.stream_time(k.kind, s.vector_flops, s.bytes, k.element_bytes);
+        const KernelTime quick = r.stream_time(k.kind, s.vector_flops, s.bytes, s.elements);
         CHECK(quick.total_s == full.total_s);
         CHECK(quick.compute_s == full.compute_s);
         CHECK(quick.memory_s == full.memory_s);

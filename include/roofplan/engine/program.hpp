@@ -37,8 +37,16 @@ public:
         }
         fallbacks_ = std::move(one.fallbacks);
         streaming_.resize(base_.size());
-        for (std::size_t i = 0; i < base_.size(); ++i)
+        stream_.resize(base_.size());
+        for (std::size_t i = 0; i < base_.size(); ++i) {
             streaming_[i] = Roofline::is_streaming(base_[i]) && slope_[i].macs == 0;
+            // What a streaming kernel's time reads, together (the simulation's loop touches nothing else of it);
+            // the elements are affine in the batch as the bytes are.
+            const Kernel& a = base_[i];
+            const Kernel& b = two.kernels[i];
+            stream_[i] = {{a.vector_flops, a.bytes(), Roofline::elements_of(a)},
+                          {b.vector_flops - a.vector_flops, b.bytes() - a.bytes(), Roofline::elements_of(b) - Roofline::elements_of(a)}};
+        }
     }
 
     /// Kernel `i` at `batch` (what a simulation reads one kernel at a time, without the whole step's copy).
@@ -64,14 +72,13 @@ public:
     [[nodiscard]] bool streaming(std::size_t i) const { return streaming_[i] != 0; }
     /// What a streaming kernel's time depends on, at `batch` (the same sums as `kernel(i, batch)`'s fields).
     struct Stream {
-        double vector_flops, bytes;
+        double vector_flops, bytes, elements;  ///< elements: Roofline::elements_of the kernel at the batch
     };
     [[nodiscard]] Stream stream(std::size_t i, std::int64_t batch) const {
-        const Kernel& k = base_[i];
-        const Slope& s = slope_[i];
+        const StreamTerms& t = stream_[i];
         const double extra = static_cast<double>(batch) - 1.0;
-        const double read = k.bytes_read + s.bytes_read * extra, written = k.bytes_written + s.bytes_written * extra;
-        return {k.vector_flops + s.vector_flops * extra, read + written};
+        return {t.at_one.vector_flops + t.slope.vector_flops * extra, t.at_one.bytes + t.slope.bytes * extra,
+                t.at_one.elements + t.slope.elements * extra};
     }
     /// The kernels at `batch` (written into `out`, reusing its storage).
     void at(std::int64_t batch, std::vector<Kernel>& out) const {
@@ -93,6 +100,10 @@ private:
     std::vector<Kernel> base_;
     std::vector<Slope> slope_;
     std::vector<std::uint8_t> streaming_;
+    struct StreamTerms {
+        Stream at_one, slope;  ///< at batch 1, and per further sample
+    };
+    std::vector<StreamTerms> stream_;
     std::vector<std::string> fallbacks_;
 };
 

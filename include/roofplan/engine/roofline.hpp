@@ -203,21 +203,24 @@ public:
     /// loop, the rest is `matrix_time` (the same arithmetic for a streaming kernel: a unit test compares them).
     [[nodiscard]] KernelTime time(const Kernel& k) const {
         if (!is_streaming(k)) [[unlikely]] return matrix_time(k);
-        return stream_time(k.kind, k.vector_flops, k.bytes(), k.element_bytes);
+        return stream_time(k.kind, k.vector_flops, k.bytes(), elements_of(k));
+    }
+    /// The elements a streaming kernel touches (its bytes over Kernel::element_bytes; 0 when it states no width).
+    [[nodiscard]] static constexpr double elements_of(const Kernel& k) {
+        return k.element_bytes > 0 ? k.bytes() / k.element_bytes : 0.0;
     }
     /// Whether a kernel is timed by `stream_time`: no matrix work, no measured shape, not attention.
     [[nodiscard]] static constexpr bool is_streaming(const Kernel& k) {
         return !(k.macs > 0 || k.conv_shape != 0 || k.gemm_shape != 0 || k.kind == KernelClass::attention);
     }
     /// A kernel without matrix work, measured shape or attention: its vector FLOPs, its bytes at its class's
-    /// bandwidth and its elements (bytes over `element_bytes`; 0: none) on the class's SM side, plus the class's
-    /// fixed cost.
-    [[nodiscard]] KernelTime stream_time(KernelClass kind, double vector_flops, double bytes, double element_bytes) const {
+    /// bandwidth and its elements (`elements_of`; 0: none) on the class's SM side, plus the class's fixed cost.
+    [[nodiscard]] KernelTime stream_time(KernelClass kind, double vector_flops, double bytes, double elements) const {
         const auto c = static_cast<std::size_t>(kind);
         KernelTime t;
         t.bytes = bytes;
         t.compute_s = vector_flops * s_per_flop_;
-        t.memory_s = is_matrix(kind) ? bytes * s_per_byte_ : streamed_s(c, bytes, element_bytes);
+        t.memory_s = is_matrix(kind) ? bytes * s_per_byte_ : streamed_s(c, bytes, elements);
         const double busy = std::max(t.compute_s, t.memory_s);
         t.launch_s = class_fixed_s_[c];
         t.total_s = busy + t.launch_s;
@@ -283,7 +286,7 @@ public:
             t.compute_s = k.macs * per_mac * slowdown / alignment(k);
         }
         t.compute_s += k.vector_flops * s_per_flop_;
-        t.memory_s = is_matrix(k.kind) ? t.bytes * s_per_byte_ : streamed_s(c, t.bytes, k.element_bytes);
+        t.memory_s = is_matrix(k.kind) ? t.bytes * s_per_byte_ : streamed_s(c, t.bytes, elements_of(k));
         const double busy = std::max(t.compute_s, t.memory_s);
         t.launch_s = class_fixed_s_[c];
         t.total_s = busy + t.launch_s;
@@ -462,9 +465,9 @@ private:
     double stream_ = 0.85;         // the profile's streaming fraction of the bandwidth (measured passes on another GPU)
     double s_per_simt_mac_ = 0;
     std::array<std::array<std::array<double, 2>, 2>, 2> attention_efficiency_{};  ///< [dropout][simt][backward]
-    /// A streaming class's memory side and SM side (KernelClassCost) for `bytes` of `element_bytes`-byte elements.
-    [[nodiscard]] double streamed_s(std::size_t c, double bytes, double element_bytes) const {
-        return bytes * class_s_per_byte_[c] + (element_bytes > 0 ? bytes / element_bytes * class_s_per_element_[c] : 0.0);
+    /// A streaming class's memory side and SM side (KernelClassCost) for `bytes` holding `elements` elements.
+    [[nodiscard]] double streamed_s(std::size_t c, double bytes, double elements) const {
+        return bytes * class_s_per_byte_[c] + elements * class_s_per_element_[c];
     }
     std::array<double, kernel_class_count> class_s_per_byte_{};
     std::array<double, kernel_class_count> class_s_per_element_{};

@@ -176,7 +176,7 @@ inline Timeline simulate(const Program& program, std::int64_t batch, const Roofl
         [[nodiscard]] KernelTime time(std::size_t i, const Roofline& r) const {
             if (!program.streaming(i)) return r.matrix_time(program.kernel(i, batch));
             const Program::Stream s = program.stream(i, batch);
-            return r.stream_time(program.structure(i).kind, s.vector_flops, s.bytes, program.structure(i).element_bytes);
+            return r.stream_time(program.structure(i).kind, s.vector_flops, s.bytes, s.elements);
         }
     };
     return simulate_each(Steps{program, batch, costs}, roofline, host, keep_kernels, forward_host_scale);
