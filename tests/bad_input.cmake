@@ -42,12 +42,14 @@ bad_input_case(schema.system_field "systems.0..nvlink_gb_s_per_lnk: unknown fiel
                systems --system-file ${bad_dir}/system_unknown_field.json)
 bad_input_case(schema.profile_field "profile_unknown_field.json: .gem: unknown field; did you mean 'gemm'"
                predict -m alexnet -d h100 --profile ${bad_dir}/profile_unknown_field.json)
-bad_input_case(range.profile_sm_side "profile_sm_side.json: kernel_class.normalization.sm_elements_per_cycle must be 0 \\(no SM-side term\\) or in \\[0.01, 1e4\\]"
+bad_input_case(range.profile_sm_side "profile_sm_side.json: kernel_class.layer_norm.sm_elements_per_cycle must be 0 \\(no SM-side term\\) or in \\[0.01, 1e4\\]"
                predict -m alexnet -d h100 --profile ${bad_dir}/profile_sm_side.json)
-bad_input_case(schema.profile_class_field "profile_class_field.json: .kernel_class.normalization.sm_elements: unknown field; did you mean 'sm_elements_per_cycle'"
+bad_input_case(schema.profile_class_field "profile_class_field.json: .kernel_class.layer_norm.sm_elements: unknown field; did you mean 'sm_elements_per_cycle'"
                predict -m alexnet -d h100 --profile ${bad_dir}/profile_class_field.json)
-bad_input_case(schema.profile_sm_bytes "profile_sm_bytes.json: .kernel_class.normalization.sm_bytes_per_cycle: the SM-side term now goes by the element \\(sm_elements_per_cycle\\); refit this profile with `roofplan calibrate`"
+bad_input_case(schema.profile_sm_bytes "profile_sm_bytes.json: .kernel_class.layer_norm.sm_bytes_per_cycle: the SM-side term now goes by the element \\(sm_elements_per_cycle\\); refit this profile with `roofplan calibrate`"
                predict -m alexnet -d h100 --profile ${bad_dir}/profile_sm_bytes.json)
+bad_input_case(schema.profile_old_classes "profile_old_classes.json: .kernel_class.normalization: a fit from before layer norm, the native batch norm's backward and cuDNN's NCHW batch norm got classes of their own"
+               predict -m alexnet -d h100 --profile ${bad_dir}/profile_old_classes.json)
 bad_input_case(schema.profile_array "profile_array.json: expected a profile object"
                predict -m alexnet -d h100 --profile ${bad_dir}/profile_array.json)
 bad_input_case(schema.profile_array_collective "profile_array.json: expected a profile object"

@@ -84,12 +84,15 @@ def main():
     write(out, "profile_array.json", "[]")
     write_json(out, "profile_unknown_field.json", {"schema": "roofplan-profile/1", "gem": {"fp32": 0.9}})
     write_json(out, "profile_sm_side.json", {"schema": "roofplan-profile/1",
-                                             "kernel_class": {"normalization": {"memory": 0.9, "sm_elements_per_cycle": -3}}})
+                                             "kernel_class": {"layer_norm": {"memory": 0.9, "sm_elements_per_cycle": -3}}})
     write_json(out, "profile_class_field.json", {"schema": "roofplan-profile/1",
-                                                 "kernel_class": {"normalization": {"memory": 0.9, "sm_elements": 16}}})
+                                                 "kernel_class": {"layer_norm": {"memory": 0.9, "sm_elements": 16}}})
     # A profile written before the SM side went by the element (2026-12-08).
     write_json(out, "profile_sm_bytes.json", {"schema": "roofplan-profile/1",
-                                              "kernel_class": {"normalization": {"memory": 0.9, "sm_bytes_per_cycle": 16}}})
+                                              "kernel_class": {"layer_norm": {"memory": 0.9, "sm_bytes_per_cycle": 16}}})
+    # ... and one fitted before layer norm and the batch norms' other kernels got classes of their own.
+    write_json(out, "profile_old_classes.json", {"schema": "roofplan-profile/1",
+                                                 "kernel_class": {"normalization": {"memory": 0.44}, "batch_norm": {"memory": 0.36}}})
     # A model whose embedding is 2^31 x 2^31 (counts overflow 64 bits once multiplied by the batch).
     write_json(out, "model_huge_embedding.json",
                {"schema": "roofplan-model/1", "id": "huge", "input": [1],

@@ -295,11 +295,12 @@ TEST_CASE("every streaming kernel states its bytes an element; the SM side goes 
     // The same kernel in FP32 and in bf16 (twice the bytes, the same elements): the memory side doubles, the SM
     // side stays.  The default Hopper layer norm: mostly SM side.
     const Device& d = find_device("h200");
-    const Roofline r(d, default_profile(d), MathClass::bf16_tensor);
+    const EfficiencyProfile hopper = default_profile(d);
+    const Roofline r(d, hopper, MathClass::bf16_tensor);
     const double n = 64.0 * 128 * 768;
     const KernelTime half = r.stream_time(KernelClass::layer_norm, 0, 2 * 2 * n, 2 * n);
     const KernelTime full = r.stream_time(KernelClass::layer_norm, 0, 2 * 4 * n, 2 * n);
-    const KernelClassCost& ln = default_profile(d).kernel_class[KernelClass::layer_norm];
+    const KernelClassCost& ln = hopper.kernel_class[KernelClass::layer_norm];
     const double memory = 2 * 2 * n / (d.bandwidth_gb_s * 1e9 * ln.memory), sm = 2 * n / (d.sm_cycles_per_s() * ln.sm_elements_per_cycle);
     CHECK(half.memory_s == doctest::Approx(memory + sm));
     CHECK(full.memory_s == doctest::Approx(2 * memory + sm));

@@ -67,7 +67,9 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
     if (s.op == "cat_last") return std::pair{K::concat, 1.0};
     if (is({"zero_", "zeros_like"})) return std::pair{K::memset, 1.0};
     if (s.op == "softmax" && !amp) return std::pair{K::softmax, 1.0};
-    if (s.op == "layer_norm" && !amp) return std::pair{s.pass == "fwd" ? K::layer_norm : K::layer_norm_backward, 1.0};
+    // The backward's two kernels (input gradient; weight and bias gradients, which re-read the gradient and the
+    // input) as lowered: 5/3 of the nominal bytes.
+    if (s.op == "layer_norm" && !amp) return s.pass == "fwd" ? std::pair{K::layer_norm, 1.0} : std::pair{K::layer_norm_backward, 5.0 / 3.0};
     if (s.op == "batch_norm_train" && s.backend == "Cudnn" && s.layout == "nhwc") return std::pair{K::normalization, 1.0};
     if (s.op == "batch_norm_train" && s.backend == "Cudnn" && s.layout == "nchw" && !amp) return std::pair{K::batch_norm_nchw, 1.0};
     if (s.op == "batch_norm_train" && s.backend == "Native" && s.layout == "nhwc")  // statistics re-read the input
@@ -89,15 +91,18 @@ inline std::optional<std::pair<KernelClass, double>> class_of(const OperatorSamp
     return std::nullopt;
 }
 
-/// Bytes an element of an operator case touches on average (Kernel::element_bytes): 4 for FP32 cases, 2 for bf16
-/// and fp16 ones (an "amp-" case's tensors are half), the mean of the two for a cast ("fp32->bf16"); 0 when the
-/// dtype is none of these.
+/// Bytes an element of an operator case touches on average (Kernel::element_bytes), as the lowering counts them: 4
+/// for FP32 cases, 2 for bf16 and fp16 ones (an "amp-" case's tensors are half), the mean of the two for a cast
+/// ("fp32->bf16"), a dropout's one-byte mask beside its two tensors; 0 when the dtype is none of these (the class
+/// then gets no SM side from it).
 inline double element_bytes_of(const OperatorSample& s) {
     const auto width = [](std::string_view t) {
         if (t.starts_with("amp-")) t.remove_prefix(4);
         return t == "fp32" || t == "tf32" ? 4.0 : t == "bf16" || t == "fp16" ? 2.0 : 0.0;
     };
     const std::string_view dtype = s.dtype;
+    // Dropout writes (forward) or reads (backward) a one-byte mask beside two tensors of the dtype, as lowered.
+    if (s.op == "dropout" && width(dtype) > 0) return (2 * width(dtype) + 1) / 3;
     if (const std::size_t arrow = dtype.find("->"); arrow != std::string_view::npos) {
         const double from = width(dtype.substr(0, arrow)), to = width(dtype.substr(arrow + 2));
         return from > 0 && to > 0 ? (from + to) / 2 : 0.0;

@@ -456,7 +456,7 @@ constexpr void default_kernel_classes(EfficiencyProfile& p, const Device& d) {
         p.kernel_class[c] = {c == KernelClass::memset || memory == 0 ? memory : std::min(memory, p.memory),
                              d.architecture == Architecture::hopper ? fixed_s : -1.0, sm_elements_per_cycle};
     };
-    set_class(KernelClass::elementwise, 0.877, 2.9e-6, 319);
+    set_class(KernelClass::elementwise, 0.877, 2.9e-6, 272);
     // PyTorch's reduce kernel (op_bench's reduce: bias gradients as column sums, ResNet's global average pool): far
     // below the elementwise rate.
     set_class(KernelClass::reduction, 0.531, 6.0e-6, 28.4);
@@ -465,7 +465,7 @@ constexpr void default_kernel_classes(EfficiencyProfile& p, const Device& d) {
     // as in bf16 (layer norm), so much of it their SMs' work an element beside the memory.
     set_class(KernelClass::normalization, 0.618, 4.1e-6, 19.7);
     set_class(KernelClass::layer_norm, 0.877, 3.5e-6, 4.87);
-    set_class(KernelClass::layer_norm_backward, 0.877, 2.8e-6, 1.95);
+    set_class(KernelClass::layer_norm_backward, 0.877, 2.8e-6, 4.48);  // input gradient, then weight and bias
     set_class(KernelClass::batch_norm, 0.877, 4.7e-6, 3.52);
     set_class(KernelClass::batch_norm_backward, 0.877, 3.8e-6, 12.4);
     set_class(KernelClass::batch_norm_nchw, 0.877, 5.4e-6, 2.04);

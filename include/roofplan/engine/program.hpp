@@ -41,7 +41,7 @@ public:
         for (std::size_t i = 0; i < base_.size(); ++i) {
             streaming_[i] = Roofline::is_streaming(base_[i]) && slope_[i].macs == 0;
             // What a streaming kernel's time reads, together (the simulation's loop touches nothing else of it);
-            // the elements are affine in the batch as the bytes are.
+            // the elements are affine in the batch as the bytes are (sums of affine terms, in a compiler's chain too).
             const Kernel& a = base_[i];
             const Kernel& b = two.kernels[i];
             stream_[i] = {{a.vector_flops, a.bytes(), Roofline::elements_of(a)},
@@ -64,6 +64,10 @@ public:
         k.count += s.count * extra;
         k.images += s.images * extra;
         k.rows += s.rows * extra;
+        // The elements are affine in the batch (a compiler's chain mixes widths whose shares move with it): the
+        // width that gives them.
+        const StreamTerms& t = stream_[i];
+        if (const double elements = t.at_one.elements + t.slope.elements * extra; elements > 0) k.element_bytes = k.bytes() / elements;
         return k;
     }
     /// Kernel `i`'s fields that do not depend on the batch (its class, part, host operation, shapes' keys).

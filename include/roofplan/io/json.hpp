@@ -480,6 +480,17 @@ inline void kernel_classes_from_json(const json& j, const std::string& root, Eff
     if (j.contains("kernel_class")) {
         const json& k = j.at("kernel_class");
         if (!k.is_object()) roofplan::detail::fail(root, ".kernel_class: expected an object of kernel class -> curve");
+        // Before 2026-12-08 `normalization` held layer norm beside cuDNN's channels-last batch norm and
+        // `batch_norm` the native kernels both ways beside cuDNN's NCHW ones; `roofplan calibrate` writes every
+        // class, so a file that gives either without any of the classes split from them is an older fit.
+        const bool split = k.contains("layer_norm") || k.contains("layer_norm_backward") ||
+                           k.contains("batch_norm_backward") || k.contains("batch_norm_nchw");
+        for (const char* old : {"normalization", "batch_norm"})
+            if (k.contains(old) && !split)
+                roofplan::detail::fail(root, ".kernel_class.", old, ": a fit from before layer norm, the native batch norm's "
+                                       "backward and cuDNN's NCHW batch norm got classes of their own (layer_norm, "
+                                       "layer_norm_backward, batch_norm_backward, batch_norm_nchw); refit this profile "
+                                       "with `roofplan calibrate`, or give those classes too");
         for (const auto& [key, value] : k.items()) {
             const std::string where = root + ".kernel_class." + key;
             KernelClassCost& cost = p.kernel_class[parse_kernel_class(key)];

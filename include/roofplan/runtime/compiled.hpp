@@ -91,11 +91,14 @@ constexpr KernelClass generated(bool reduction) { return reduction ? KernelClass
 /// the chain's bytes an element averaged over the elements of both).
 inline void absorb(Kernel& chain, const Kernel& k) {
     const double read = std::max(0.0, k.bytes_read - chain.bytes_written);
+    // Elements: both kernels' less the chain's output, which the chain no longer writes nor `k` reads (each at its
+    // kernel's mean width, which is why the result is held between the narrowest and widest element there are).
     const auto elements = [](double bytes, const Kernel& of) { return of.element_bytes > 0 ? bytes / of.element_bytes : 0.0; };
-    const double touched = elements(chain.bytes_read, chain) + elements(read + k.bytes_written, k);
+    const double passed = std::min(k.bytes_read, chain.bytes_written);
+    const double touched = elements(chain.bytes(), chain) + elements(k.bytes(), k) - elements(passed, chain) - elements(passed, k);
     chain.bytes_read += read;
     chain.bytes_written = k.bytes_written;
-    chain.element_bytes = touched > 0 ? chain.bytes() / touched : 0.0;
+    chain.element_bytes = touched > 0 ? std::clamp(chain.bytes() / touched, 1.0, 8.0) : 0.0;
     chain.vector_flops += k.vector_flops;
     if (chain.host == HostOp::none) chain.host = k.host;
 }

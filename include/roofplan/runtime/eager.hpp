@@ -423,7 +423,7 @@ inline void rule(Emitter& e, const At& at, const Multiply& l) {
 }
 
 /// Layer norm: FP32 under autocast (a cast in if the input is half), FP32 out; backward: the input gradient and
-/// the weight/bias gradient reduction.
+/// the weight/bias gradient reduction (both of the layer_norm_backward class).
 inline void rule(Emitter& e, const At& at, const LayerNorm& l) {
     const double rows = at.instances * static_cast<double>(l.config().rows);
     const double width_features = static_cast<double>(l.config().width);
@@ -435,7 +435,9 @@ inline void rule(Emitter& e, const At& at, const LayerNorm& l) {
     if (cast) e.forward(with_role(stream_kernel(KernelClass::widening_cast, host.next(), "cast to fp32", w_in * elements, 4 * elements, 0, (w_in + 4) / 2), KernelRole::activation_cast));
     e.forward(stream_kernel(KernelClass::layer_norm, host.next(), "layer norm", w * elements, w * elements + 8 * rows, 6 * elements, w));
     e.backward(stream_kernel(KernelClass::layer_norm_backward, HostOp::backward, "layer norm backward", 2 * w * elements + 8 * rows, w * elements, 8 * elements, w));
-    e.backward(with_role(stream_kernel(KernelClass::reduction, HostOp::none, "layer norm weight gradient", 2 * w * elements, 8 * width_features, 3 * elements, w), KernelRole::weight_gradient));
+    // The weight and bias gradients: PyTorch's GammaBetaBackward kernel, which op_bench's layer norm backward
+    // cases time with the input gradient's (two kernels a call): the class's fit covers both.
+    e.backward(with_role(stream_kernel(KernelClass::layer_norm_backward, HostOp::none, "layer norm weight gradient", 2 * w * elements, 8 * width_features, 3 * elements, w), KernelRole::weight_gradient));
     if (cast) e.backward(with_role(stream_kernel(KernelClass::copy_cast, HostOp::backward, "cast gradient", 4 * elements, w_in * elements, 0, (4 + w_in) / 2), KernelRole::activation_cast));
     e.set_stream(out);
     e.set_residual(out);

@@ -44,7 +44,7 @@ enum class KernelClass {
     generated_reduction, ///< a generated kernel that reduces (layer norm over rows, batch-norm statistics, bias sums)
     layer_norm,     ///< PyTorch's layer norm forward (not cuDNN's batch norm: another cost an element)
     concat,         ///< a concatenation along the last axis (a split's backward): vectorized, unlike the other layout copies
-    layer_norm_backward, ///< PyTorch's layer norm backward (the input gradient): half the forward's SM cost an element
+    layer_norm_backward, ///< PyTorch's layer norm backward: the input gradient, then the weight and bias gradients
     batch_norm_nchw, ///< cuDNN's batch norm on NCHW tensors (FP32 and TF32 models): another kernel than the native one
     batch_norm_backward, ///< PyTorch's native batch-norm backward (reduce, elementwise): twice the forward's rate
 };
