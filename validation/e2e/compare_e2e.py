@@ -7,8 +7,11 @@ Nothing here is fitted: the profile comes from micro-benchmarks only.  Prints a 
 issue 14; with --check FILE, fails when FILE's block between the markers differs from what this prints (CI keeps
 docs/validation.md current); with --write FILE, rewrites that block.
 
-    compare_e2e.py --roofplan build/tools/roofplan --profile validation/results/2026-11-23-h200-ops/profile-h200.json \
-        [--device h200] [--check docs/validation.md | --write docs/validation.md]
+    compare_e2e.py --roofplan build/tools/roofplan --calibrate-from REPORT... (tests/CMakeLists.txt's
+        ROOFPLAN_E2E_PROFILE_INPUTS) [--device h200] [--check docs/validation.md | --write docs/validation.md]
+    compare_e2e.py --roofplan build/tools/roofplan --profile PROFILE.json ...  (a profile `roofplan calibrate` wrote;
+        the recorded validation/results/2026-11-23-h200-ops/profile-h200.json predates the kernel classes of
+        2026-12-08 and is refused: refit it from its reports)
 """
 import argparse
 import json
