@@ -254,10 +254,12 @@ TEST_CASE("a Program (lowered at batches 1 and 2) equals a direct lowering at an
     for (const char* id : {"resnet50", "bert-squad", "gpt2"}) {
         const Model m = models::build(id);
         for (Precision p : {Precision::amp_bf16, Precision::fp32}) {
+            const Runtime rt = Runtime::eager;  // (a compiled chain's bytes are not affine where a chain's input is
+                                                // cut at its producer's output: compiled.hpp `absorb`)
             const StepConfig step{p, Mode::train, Optimizer::adam};
-            const Program program(m, step, Runtime::eager);
+            const Program program(m, step, rt);
             for (std::int64_t b : {3, 7, 64}) {
-                const std::vector<Kernel> direct = lower(m, b, step, Runtime::eager).kernels;
+                const std::vector<Kernel> direct = lower(m, b, step, rt).kernels;
                 const std::vector<Kernel> affine = program.at(b);
                 REQUIRE(direct.size() == affine.size());
                 for (std::size_t i = 0; i < direct.size(); ++i) {
@@ -266,6 +268,9 @@ TEST_CASE("a Program (lowered at batches 1 and 2) equals a direct lowering at an
                     CHECK(affine[i].m == doctest::Approx(direct[i].m).epsilon(1e-12));
                     CHECK(affine[i].conv_shape == direct[i].conv_shape);  // a measured convolution's key and batch
                     CHECK(affine[i].images == doctest::Approx(direct[i].images).epsilon(1e-12));
+                    // The elements a streaming kernel touches, by either path.
+                    CHECK(Roofline::elements_of(affine[i]) == doctest::Approx(Roofline::elements_of(direct[i])).epsilon(1e-9));
+                    CHECK(program.stream(i, b).elements == doctest::Approx(Roofline::elements_of(direct[i])).epsilon(1e-9));
                     if (direct[i].kind == KernelClass::conv) CHECK(direct[i].images == static_cast<double>(b));
                 }
             }
