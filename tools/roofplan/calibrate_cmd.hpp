@@ -175,7 +175,7 @@ inline void fit_micro(const CalibrateOptions& o, const CalibrateInputs& in, Cali
         if (q.what.rfind("class ", 0) == 0)
             for (KernelClass k : all_kernel_classes)
                 if (const std::string name = "class " + std::string(to_string(k)); q.what == name || q.what.rfind(name + " (", 0) == 0)
-                    before = defaults.kernel_class[k].streamed_fraction(device, defaults.memory, 2.0);
+                    before = defaults.kernel_class[k].streamed_fraction(device, defaults.memory, calibration::class_rate_element_bytes);
         // "host speed sensitivity python (...)": a sensitivity, against the default's; no fixed cost, no residual.
         const bool speed = q.what.rfind("host speed", 0) == 0;
         if (speed)

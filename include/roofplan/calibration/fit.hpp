@@ -189,6 +189,10 @@ inline std::map<MathClass, std::vector<const ConvSample*>> conv_by_class(const s
 
 }  // namespace detail
 
+/// The element width at which `roofplan calibrate` reports a kernel class's rate (memory and SM sides together):
+/// bf16/fp16 tensors, "at 2 B/el" in the class rows.
+inline constexpr double class_rate_element_bytes = 2.0;
+
 /// The execution model's part of a calibration: kernel-class curves, misaligned-GEMM rates and host costs from
 /// framework operator micro-benchmarks (calibration/operators.hpp); nothing when there are none.
 inline void fit_operators(const Measurements& samples, const Device& device, Calibration& out) {
@@ -196,7 +200,7 @@ inline void fit_operators(const Measurements& samples, const Device& device, Cal
     for (const ClassFit& f : fit_kernel_classes(samples.operators, device, out.profile)) {
         std::string what = "class " + std::string(to_string(f.kind));
         // The class's rate on 2-byte elements, both sides (its memory fraction where it has no SM side).
-        const double value = out.profile.kernel_class[f.kind].streamed_fraction(device, out.profile.memory, 2.0);
+        const double value = out.profile.kernel_class[f.kind].streamed_fraction(device, out.profile.memory, class_rate_element_bytes);
         if (f.sm_elements_per_cycle > 0) {  // "class layer_norm (memory 0.877 + SM side 5.90 el/cycle; at 2 B/el)":
                                             // cases of two dtypes or two GPUs
             char terms[96];

@@ -102,7 +102,7 @@ inline double element_bytes_of(const OperatorSample& s) {
     };
     const std::string_view dtype = s.dtype;
     // Dropout writes (forward) or reads (backward) a one-byte mask beside two tensors of the dtype, as lowered.
-    if (s.op == "dropout" && width(dtype) > 0) return (2 * width(dtype) + 1) / 3;
+    if (s.op == "dropout" && width(dtype) > 0) return dropout_element_bytes(width(dtype));
     if (const std::size_t arrow = dtype.find("->"); arrow != std::string_view::npos) {
         const double from = width(dtype.substr(0, arrow)), to = width(dtype.substr(arrow + 2));
         return from > 0 && to > 0 ? (from + to) / 2 : 0.0;

@@ -394,8 +394,8 @@ inline void dropout(Emitter& e, const At& at, const Dropout& l, double draw_flop
     const double width = bytes_of(e.stream());
     const double elements = at.instances * static_cast<double>(l.input_shape().elements());
     e.forward(stream_kernel(KernelClass::elementwise, HostOp::module, "dropout", width * elements, (width + 1) * elements,
-                            (2 + draw_flops) * elements, (2 * width + 1) / 3));
-    e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "dropout backward", (width + 1) * elements, width * elements, elements, (2 * width + 1) / 3));
+                            (2 + draw_flops) * elements, dropout_element_bytes(width)));
+    e.backward(stream_kernel(KernelClass::elementwise, HostOp::backward, "dropout backward", (width + 1) * elements, width * elements, elements, dropout_element_bytes(width)));
 }
 inline void rule(Emitter& e, const At& at, const Dropout& l) { dropout(e, at, l); }
 

@@ -116,6 +116,10 @@ enum class KernelRole : std::uint8_t {
     weight_cast,      ///< autocast's cast of a parameter (an inference engine stores weights in the compute dtype)
 };
 
+/// Kernel::element_bytes of a dropout kernel on `width`-byte tensors: two of them and a one-byte mask (the forward
+/// writes it, the backward reads it).  The lowering and the calibration's dropout cases count it alike.
+constexpr double dropout_element_bytes(double width) { return (2 * width + 1) / 3; }
+
 /// One kernel at one batch size.
 struct Kernel {
     KernelClass kind = KernelClass::elementwise;
